@@ -1,0 +1,50 @@
+"""Session tokens: HS256 JWTs valid for SESSION_JWT_LIFETIME (7 days)."""
+
+from __future__ import annotations
+
+import uuid
+
+import jwt
+from django.conf import settings
+from django.utils import timezone
+
+from fleet.api.principal import Principal
+
+ALGORITHM = "HS256"
+AUDIENCE = "fleet-session"
+
+
+def session_token_issue(*, user) -> str:
+    now = timezone.now()
+    payload = {
+        "sub": str(user.id),
+        "aud": AUDIENCE,
+        "iat": int(now.timestamp()),
+        "exp": int((now + settings.SESSION_JWT_LIFETIME).timestamp()),
+        "jti": uuid.uuid4().hex,
+    }
+    return jwt.encode(payload, settings.SECRET_KEY, algorithm=ALGORITHM)
+
+
+def user_from_session_token(token: str):
+    """The active user a valid token names, or None."""
+    from .models import User
+
+    try:
+        payload = jwt.decode(
+            token,
+            settings.SECRET_KEY,
+            algorithms=[ALGORITHM],
+            audience=AUDIENCE,
+            options={"require": ["exp", "sub", "aud"]},
+        )
+        user_id = uuid.UUID(str(payload["sub"]))
+    except (jwt.PyJWTError, ValueError, TypeError):
+        return None
+    return User.objects.filter(pk=user_id, is_active=True).first()
+
+
+def principal_from_session_token(token: str) -> Principal | None:
+    """FLEET_SESSION_TOKEN_VERIFIER: a Bearer JWT or the service_auth cookie."""
+    user = user_from_session_token(token)
+    return Principal(user=user) if user else None

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class AgentsConfig(AppConfig):
+    name = "agents"
+    default_auto_field = "django.db.models.BigAutoField"
+    # Jobs for celery beat (fleet.periodic.PeriodicJob), installed by setup_periodic_tasks.
+    periodic_tasks: tuple = ()

@@ -1,0 +1,3 @@
+"""Routes under /api/ (paths have no trailing slash, as in the spec)."""
+
+urlpatterns: list = []

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class ChannelsConfig(AppConfig):
+    name = "channels"
+    verbose_name = "Agent channels"
+    default_auto_field = "django.db.models.BigAutoField"
+    # Jobs for celery beat (fleet.periodic.PeriodicJob), installed by setup_periodic_tasks.
+    periodic_tasks: tuple = ()

@@ -1,0 +1,23 @@
+"""Keeps HTML error pages away from /api: unhandled exceptions become the JSON error body."""
+
+from __future__ import annotations
+
+import logging
+
+from .errors import json_error
+
+logger = logging.getLogger("fleet.api")
+
+
+class ApiErrorMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not request.path.startswith("/api/") and request.path != "/api":
+            return None
+        logger.exception("Unhandled error on %s %s", request.method, request.path)
+        return json_error("Internal server error.", "server_error", 500)

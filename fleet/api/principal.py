@@ -1,0 +1,42 @@
+"""Who is calling: one principal per request, whichever credential it came with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+SESSION = "session"
+API_KEY = "api_key"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller.
+
+    `user` is the account acting (for a key, the key's issuer). A workspace API key
+    also carries the workspace it is bound to and its scopes; a session has neither
+    and is limited only by the user's own memberships.
+    """
+
+    user: Any
+    kind: str = SESSION
+    api_key_id: UUID | None = None
+    workspace_id: UUID | None = None
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def is_session(self) -> bool:
+        return self.kind == SESSION
+
+    @property
+    def is_api_key(self) -> bool:
+        return self.kind == API_KEY
+
+    @property
+    def is_platform_admin(self) -> bool:
+        # A key never carries platform-admin power, even when its issuer has it.
+        return self.is_session and getattr(self.user, "is_platform_admin", False)
+
+    def has_scope(self, scope: str) -> bool:
+        return self.is_session or scope in self.scopes

@@ -1,0 +1,277 @@
+"""Fleet settings: one module, read from the environment (django-environ).
+
+Every value has a development default; production (DEBUG=false) refuses to start
+where no safe default exists (SECRET_KEY, FLEET_ENCRYPTION_KEYS). Any variable may
+also be given as NAME_FILE pointing at a mounted secret file.
+Each setting is listed with its default in docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import secrets
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("FLEET_VAR_DIR", BASE_DIR / "var"))
+
+env = environ.FileAwareEnv()
+
+DEBUG = env.bool("DEBUG", default=True)
+TESTING = env.bool("FLEET_TESTING", default=False)
+
+
+def _dev_secret(filename: str, generate) -> str:
+    """A development secret kept under var/, created on first use."""
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    path = VAR_DIR / filename
+    if not path.exists():
+        path.write_text(generate())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+FLEET_ENCRYPTION_KEYS = env.str("FLEET_ENCRYPTION_KEYS", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
+    SECRET_KEY = _dev_secret("secret_key", lambda: secrets.token_urlsafe(50))
+if not FLEET_ENCRYPTION_KEYS:
+    if not DEBUG:
+        raise ImproperlyConfigured("FLEET_ENCRYPTION_KEYS must be set when DEBUG is false.")
+    FLEET_ENCRYPTION_KEYS = _dev_secret(
+        "encryption_keys",
+        lambda: "dev1:" + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+    )
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if DEBUG else ["localhost", "127.0.0.1"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_celery_beat",
+    "social_django",
+    "fleet",
+    "accounts",
+    "workspaces",
+    "agents",
+    "alerts",
+    "channels",
+    "integrations",
+    "sandbox",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.gzip.GZipMiddleware",
+    "fleet.api.middleware.ApiErrorMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "fleet.urls"
+WSGI_APPLICATION = "fleet.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'fleet.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL + immediate transactions: web, worker and beat share one file without "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache and broker -----------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="fleet"),
+        }
+    }
+else:
+    # A file cache is shared by every process of `make run` (throttles, locks, heartbeats).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or "filesystem://"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = VAR_DIR / "broker"
+    for _sub in ("queue", "processed", "control"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "UTC"
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Auth -----------------------------------------------------------------------------
+AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+AUTH_PASSWORD_VALIDATORS: list = []  # the API enforces 8 to 128 characters itself
+SESSION_JWT_LIFETIME = timedelta(days=7)
+SESSION_COOKIE_NAME_API = "service_auth"
+SESSION_COOKIE_SECURE_API = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+SESSION_COOKIE_SECURE = SESSION_COOKIE_SECURE_API
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE_API
+
+# Credential verifiers: fleet/api parses credentials, the owning apps verify them.
+FLEET_SESSION_TOKEN_VERIFIER = "accounts.tokens.principal_from_session_token"
+FLEET_API_KEY_VERIFIER = "workspaces.keys.principal_from_api_key"
+
+PLATFORM_MODE = env.str("PLATFORM_MODE", default="selfhosted")
+if PLATFORM_MODE not in ("selfhosted", "paas"):
+    raise ImproperlyConfigured("PLATFORM_MODE must be 'selfhosted' or 'paas'.")
+SIGNUP_ENABLED = env.bool("SIGNUP_ENABLED", default=True)
+SIGNUP_BOT_PROTECTION_PROVIDER = env.str("SIGNUP_BOT_PROTECTION_PROVIDER", default="none")
+TURNSTILE_SITE_KEY = env.str("TURNSTILE_SITE_KEY", default="")
+TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
+TURNSTILE_VERIFY_URL = env.str(
+    "TURNSTILE_VERIFY_URL", default="https://challenges.cloudflare.com/turnstile/v0/siteverify"
+)
+RECAPTCHA_SITE_KEY = env.str("RECAPTCHA_SITE_KEY", default="")
+RECAPTCHA_SECRET_KEY = env.str("RECAPTCHA_SECRET_KEY", default="")
+RECAPTCHA_VERIFY_URL = env.str(
+    "RECAPTCHA_VERIFY_URL", default="https://www.google.com/recaptcha/api/siteverify"
+)
+OAUTH_LOGIN_ENABLED = env.bool("OAUTH_LOGIN_ENABLED", default=False)
+GITHUB_API_URL = env.str("GITHUB_API_URL", default="https://api.github.com/")
+GOOGLE_USERINFO_URL = env.str(
+    "GOOGLE_USERINFO_URL", default="https://www.googleapis.com/oauth2/v3/userinfo"
+)
+GOOGLE_TOKENINFO_URL = env.str(
+    "GOOGLE_TOKENINFO_URL", default="https://oauth2.googleapis.com/tokeninfo"
+)
+SOCIAL_AUTH_GITHUB_KEY = env.str("SOCIAL_AUTH_GITHUB_KEY", default="")
+SOCIAL_AUTH_GITHUB_SECRET = env.str("SOCIAL_AUTH_GITHUB_SECRET", default="")
+SOCIAL_AUTH_GOOGLE_OAUTH2_KEY = env.str("SOCIAL_AUTH_GOOGLE_OAUTH2_KEY", default="")
+SOCIAL_AUTH_GOOGLE_OAUTH2_SECRET = env.str("SOCIAL_AUTH_GOOGLE_OAUTH2_SECRET", default="")
+SOCIAL_AUTH_JSONFIELD_ENABLED = True
+SOCIAL_AUTH_USER_MODEL = AUTH_USER_MODEL
+
+# --- Product settings -----------------------------------------------------------------
+ENABLED_SANDBOX_PROFILES = env.list("ENABLED_SANDBOX_PROFILES", default=["standard"])
+NVIDIA_API_KEY = env.str("NVIDIA_API_KEY", default="")
+NEXTAUTH_URL = env.str("NEXTAUTH_URL", default="")
+NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
+DEFAULT_RUNTIME_FAMILY = env.str("DEFAULT_RUNTIME_FAMILY", default="openclaw")
+DEFAULT_DEPLOY_TARGET = env.str("DEFAULT_DEPLOY_TARGET", default="docker")
+DEFAULT_VCPU = env.float("DEFAULT_VCPU", default=1)
+DEFAULT_RAM_MB = env.int("DEFAULT_RAM_MB", default=1024)
+DEFAULT_DISK_GB = env.int("DEFAULT_DISK_GB", default=10)
+MAX_VCPU = env.float("MAX_VCPU", default=16)
+MAX_RAM_MB = env.int("MAX_RAM_MB", default=65536)
+MAX_DISK_GB = env.int("MAX_DISK_GB", default=1024)
+MAX_AGENTS_PER_USER = env.int("MAX_AGENTS_PER_USER", default=0)  # 0: unlimited (self-hosted)
+PAAS_PLAN_LIMITS = env.dict("PAAS_PLAN_LIMITS", cast={"value": int}, default={"free": 3, "pro": 10, "enterprise": 100})
+AGENT_IMAGE_OPENCLAW = env.str("AGENT_IMAGE_OPENCLAW", default="ghcr.io/openclaw/openclaw:latest")
+AGENT_IMAGE_HERMES = env.str("AGENT_IMAGE_HERMES", default="nousresearch/hermes-agent:latest")
+DOCKER_HOST = env.str("DOCKER_HOST", default="unix:///var/run/docker.sock")
+DOCKER_NETWORK_MODE = env.str("DOCKER_NETWORK_MODE", default="bridge")
+DOCKER_HOST_PORT_RANGE = (19000, 19999)
+OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
+GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
+
+# --- Email ----------------------------------------------------------------------------
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+vars().update(_email)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="fleet@localhost")
+
+# --- REST framework -------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["fleet.api.authentication.FleetAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["fleet.api.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["fleet.api.renderers.FastJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "fleet.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_PAGINATION_CLASS": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Fleet API",
+    "DESCRIPTION": "Control plane for fleets of AI agent runtimes.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api",
+}
+
+# --- Static, i18n, logging ------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # an avatar is at most 500 KB of base64
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,27 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from .views import api_not_found
+
+api_patterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("", include("accounts.urls")),
+    path("", include("workspaces.urls")),
+    path("", include("agents.urls")),
+    path("", include("alerts.urls")),
+    path("", include("channels.urls")),
+    path("", include("integrations.urls")),
+    path("", include("sandbox.urls")),
+    re_path(r"^.*$", api_not_found),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include(api_patterns)),
+]
+
+admin.site.site_header = "Fleet control plane"
+admin.site.site_title = "Fleet admin"
+admin.site.index_title = "Agents, workspaces and alerts"

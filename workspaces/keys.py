@@ -1,0 +1,55 @@
+"""Workspace API keys: `fk_` + 32 random bytes (base64url), stored as an HMAC-SHA256 digest."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from fleet.api.principal import API_KEY, Principal
+
+KEY_PREFIX = "fk_"
+VISIBLE_PREFIX_LENGTH = 11  # "fk_" + 8 characters, enough to tell keys apart in lists
+LAST_USED_RESOLUTION = timedelta(minutes=1)  # avoid a write on every request
+
+
+def api_key_generate() -> str:
+    return KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+
+
+def api_key_digest(raw_key: str) -> str:
+    return hmac.new(settings.SECRET_KEY.encode(), raw_key.encode(), hashlib.sha256).hexdigest()
+
+
+def principal_from_api_key(raw_key: str) -> Principal | None:
+    """FLEET_API_KEY_VERIFIER: an active key whose issuer is still a member of its workspace."""
+    from .models import ApiKey, Membership
+
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 200:
+        return None
+    digest = api_key_digest(raw_key)
+    key = (
+        ApiKey.objects.select_related("created_by")
+        .filter(digest=digest, revoked_at__isnull=True, created_by__is_active=True)
+        .first()
+    )
+    # The lookup is by digest; compare again in constant time so timing says nothing.
+    if key is None or not hmac.compare_digest(key.digest, digest):
+        return None
+    if not Membership.objects.filter(workspace_id=key.workspace_id, user_id=key.created_by_id).exists():
+        return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return Principal(
+        user=key.created_by,
+        kind=API_KEY,
+        api_key_id=key.id,
+        workspace_id=key.workspace_id,
+        scopes=frozenset(key.scopes),
+    )

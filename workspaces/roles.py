@@ -1,0 +1,40 @@
+"""Workspace roles, lowest to highest: viewer < editor < admin < owner."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Role(IntEnum):
+    VIEWER = 1
+    EDITOR = 2
+    ADMIN = 3
+    OWNER = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: str) -> "Role":
+        return cls[value.upper()]
+
+    @classmethod
+    def choices(cls) -> list[tuple[str, str]]:
+        return [(r.label, r.label.capitalize()) for r in cls]
+
+
+class Scope:
+    AGENTS_READ = "agents:read"
+    AGENTS_WRITE = "agents:write"
+    WORKSPACES_READ = "workspaces:read"
+    ALL = (AGENTS_READ, AGENTS_WRITE, WORKSPACES_READ)
+
+
+def role_of_key(scopes) -> Role | None:
+    """The role a key acts with inside its workspace: editor with agents:write, else viewer."""
+    if Scope.AGENTS_WRITE in scopes:
+        return Role.EDITOR
+    if scopes:
+        return Role.VIEWER
+    return None
