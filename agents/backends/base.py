@@ -1,0 +1,113 @@
+"""The one protocol every deploy target implements (DESIGN.md section 5).
+
+Deploy, redeploy, delete, stats and monitoring talk to a workload only through a
+`RuntimeBackend` obtained from `agents.backends.registry.backend_for(agent)`; nothing
+outside this package branches on the target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+
+class BackendError(Exception):
+    """A backend operation failed. `transient` errors are worth retrying."""
+
+    transient = False
+
+
+class BackendUnreachable(BackendError):
+    """The engine (daemon, API server, host) cannot be reached: 502 daemon_unreachable."""
+
+    transient = True
+
+
+class WorkloadMissing(BackendError):
+    """The workload the agent points at no longer exists."""
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """Everything a backend needs to create an agent's workload."""
+
+    agent_id: str
+    name: str  # container / Deployment name
+    runtime_family: str  # openclaw | hermes
+    image: str
+    env: dict[str, str]
+    labels: dict[str, str]
+    vcpu: float
+    ram_mb: int
+    disk_gb: int
+    gateway_port: int = 18789  # the port the runtime listens on inside the workload
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a created workload lives."""
+
+    container_id: str
+    container_name: str
+    node: str
+    host_port: int | None
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What the engine says about the workload right now."""
+
+    exists: bool
+    running: bool
+    status: str  # engine words: running, exited, restarting, created, missing ...
+    exit_code: int | None = None
+    restart_count: int = 0
+    started_at: datetime | None = None
+    host_port: int | None = None
+
+    @property
+    def crash_looping(self) -> bool:
+        return self.status == "restarting" or (not self.running and self.restart_count >= 3)
+
+
+@dataclass(frozen=True)
+class StatsSnapshot:
+    """The spec's "Stats snapshot" fields (MB = bytes / 1024^2)."""
+
+    cpu_percent: float
+    memory_usage_mb: float
+    memory_limit_mb: float
+    memory_percent: float
+    network_rx_mb: float
+    network_tx_mb: float
+    disk_read_mb: float
+    disk_write_mb: float
+    pids: int
+    uptime_seconds: float
+    running: bool
+    extra: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class RuntimeBackend(Protocol):
+    def create(self, agent, spec: WorkloadSpec) -> Placement:
+        """Create and start the workload. Idempotent: if one labelled for this agent
+        already exists (a retried job), return its placement instead of a second one."""
+
+    def start(self, agent) -> None: ...
+
+    def stop(self, agent) -> None:
+        """Stop gracefully; stopping a stopped or missing workload is not an error."""
+
+    def restart(self, agent) -> None: ...
+
+    def remove(self, agent) -> None:
+        """Remove the workload; removing a missing one is not an error."""
+
+    def inspect(self, agent) -> LiveState: ...
+
+    def stats(self, agent) -> StatsSnapshot: ...
+
+    def gateway_endpoint(self, agent) -> tuple[str, int]:
+        """(host, port) where the control plane reaches the runtime's gateway."""
