@@ -1,0 +1,14 @@
+"""Agents' models. Sub-modules add their models here so `agents.models.X` keeps working."""
+
+from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
+from .assignment import WorkspaceAgent
+
+__all__ = [
+    "Agent",
+    "DeployTarget",
+    "PausedReason",
+    "RuntimeFamily",
+    "SandboxProfile",
+    "Status",
+    "WorkspaceAgent",
+]

@@ -1,0 +1,88 @@
+"""The Agent: one runtime (OpenClaw or Hermes) and where and how it runs."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from fleet.crypto import EncryptedTextField
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued"
+    DEPLOYING = "deploying"
+    RUNNING = "running"
+    WARNING = "warning"
+    ERROR = "error"
+    STOPPED = "stopped"
+
+
+class RuntimeFamily(models.TextChoices):
+    OPENCLAW = "openclaw"
+    HERMES = "hermes"
+
+
+class DeployTarget(models.TextChoices):
+    DOCKER = "docker"
+    K8S = "k8s"
+    REMOTE_DOCKER = "remote-docker"
+    PROXMOX = "proxmox"
+    EXTERNAL = "external"  # adopted runtimes: no compute is provisioned
+
+
+class SandboxProfile(models.TextChoices):
+    STANDARD = "standard"
+    NEMOCLAW = "nemoclaw"
+
+
+class PausedReason(models.TextChoices):
+    BUDGET_EXCEEDED = "budget_exceeded"
+
+
+class Agent(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agents")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    runtime_family = models.CharField(max_length=20, choices=RuntimeFamily.choices, default=RuntimeFamily.OPENCLAW)
+    deploy_target = models.CharField(max_length=20, choices=DeployTarget.choices, default=DeployTarget.DOCKER)
+    execution_target_id = models.CharField(max_length=100, default="docker")
+    sandbox_profile = models.CharField(max_length=20, choices=SandboxProfile.choices, default=SandboxProfile.STANDARD)
+    vcpu = models.FloatField(default=1)
+    ram_mb = models.PositiveIntegerField(default=1024)
+    disk_gb = models.PositiveIntegerField(default=10)
+    node = models.CharField(max_length=255, blank=True, default="")
+    container_id = models.CharField(max_length=255, blank=True, default="")
+    container_name = models.CharField(max_length=255, blank=True, default="")
+    gateway_host_port = models.PositiveIntegerField(null=True, blank=True)
+    # Adopted runtimes: where their gateway listens (provisioned ones resolve it via the backend).
+    gateway_url = models.CharField(max_length=2048, blank=True, default="")
+    gateway_token = EncryptedTextField(null=True, blank=True)
+    # HMAC-SHA256 of the usage ingest token; the raw token only ever goes into the workload.
+    usage_token_digest = models.CharField(max_length=64, blank=True, default="")
+    is_external = models.BooleanField(default=False)
+    paused_reason = models.CharField(max_length=30, choices=PausedReason.choices, null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes = [
+            models.Index(fields=("owner", "-created_at"), name="agents_owner_created_idx"),
+            models.Index(fields=("status",), name="agents_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def sandbox_type(self) -> str:
+        """The spec's `sandbox_type` mirrors the resolved profile."""
+        return self.sandbox_profile
+
+    @property
+    def has_container(self) -> bool:
+        return bool(self.container_id)

@@ -1,0 +1,24 @@
+"""The spec's "Workspace-agent assignment": an agent shared into a workspace."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .agent import Agent
+
+DEFAULT_ASSIGNMENT_ROLE = "member"
+
+
+class WorkspaceAgent(models.Model):
+    workspace = models.ForeignKey("workspaces.Workspace", on_delete=models.CASCADE, related_name="agent_assignments")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="assignments")
+    # A free label (the spec: "assignment label"), not a permission role.
+    role = models.CharField(max_length=50, null=True, blank=True, default=DEFAULT_ASSIGNMENT_ROLE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=("workspace", "agent"), name="agents_workspaceagent_unique")]
+        indexes = [models.Index(fields=("agent", "workspace"), name="agents_assignment_agent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} in {self.workspace_id}"
