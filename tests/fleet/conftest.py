@@ -1,0 +1,24 @@
+"""Kernel test fixtures: key rings and a real table with an encrypted field."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from django.db import connection
+
+
+def key_spec(*kids: str) -> str:
+    """FLEET_ENCRYPTION_KEYS with one fixed 32-byte key per id (distinct per id)."""
+    return ",".join(f"{kid}:{base64.b64encode(kid.encode().ljust(32, b'*')).decode()}" for kid in kids)
+
+
+@pytest.fixture
+def sealed_notes(db, settings):
+    """The SealedNote model of a test-only app, installed and with its table created."""
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "tests.fleet.sealedapp"]
+    from tests.fleet.sealedapp.models import SealedNote
+
+    with connection.schema_editor() as editor:
+        editor.create_model(SealedNote)
+    yield SealedNote  # the table goes with the test's transaction
