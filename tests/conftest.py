@@ -12,6 +12,9 @@ from tests.factories.accounts import AdminFactory, UserFactory
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
+# Real-service fixtures: http_receiver, smtp_server, celery_worker_live.
+pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery"]
+
 
 def need_service(available: bool, reason: str) -> None:
     """Skip a test whose real service is missing; under CI=true, fail instead."""
