@@ -96,7 +96,9 @@ class HttpReceiver:
             return self
         self._server = _QuietServer((HOST, self.port), _handler_class(self))
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
         self._thread.start()
         return self
 
