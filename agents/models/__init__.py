@@ -2,6 +2,7 @@
 
 from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
+from .stats import StatsSample
 
 __all__ = [
     "Agent",
@@ -9,6 +10,7 @@ __all__ = [
     "PausedReason",
     "RuntimeFamily",
     "SandboxProfile",
+    "StatsSample",
     "Status",
     "WorkspaceAgent",
 ]
