@@ -1,0 +1,178 @@
+"""Every write to accounts: registration, the first admin, sign-in checks, profile, password."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from social_django.models import UserSocialAuth
+
+from fleet.api.errors import ApiError, Conflict, InvalidCredentials, SignupDisabled
+
+from .bot_protection import bot_protection_verify
+from .locks import registration_lock
+from .models import User
+from .oauth import ProviderIdentity
+
+# A hash of a random password, checked when the email is unknown (or has no password) so a
+# failed login costs the same whether or not the account exists.
+_DUMMY_HASH = make_password("fleet-dummy-password-for-timing")
+
+
+class PasswordNotSet(ApiError):
+    default_code = "password_not_set"
+    default_detail = "This account signs in with OAuth and has no password to change."
+
+
+def email_taken(email: str) -> bool:
+    return User.objects.filter(email__iexact=email.strip()).exists()
+
+
+def _first_user_role() -> str:
+    """Admin for the first user of an empty self-hosted installation; call under the lock."""
+    if settings.PLATFORM_MODE == "selfhosted" and not User.objects.exists():
+        return User.Role.ADMIN
+    return User.Role.USER
+
+
+@transaction.atomic
+def user_register(
+    *,
+    email: str,
+    password: str | None,
+    name: str | None = None,
+    provider: str | None = None,
+) -> User:
+    """Create an account (password or OAuth); the first on an empty self-hosted install is admin.
+
+    Refuses with 403 SIGNUP_DISABLED when registrations are off and 409 when the email exists.
+    """
+    if not settings.SIGNUP_ENABLED:
+        raise SignupDisabled()
+    registration_lock()
+    if email_taken(email):
+        raise Conflict("An account already exists for this email.")
+    try:
+        with transaction.atomic():
+            return User.objects.create_user(
+                email, password, name=name or None, provider=provider, role=_first_user_role()
+            )
+    except IntegrityError as exc:  # the case-insensitive unique index, should a writer slip past
+        raise Conflict("An account already exists for this email.") from exc
+
+
+def user_signup(*, email: str, password: str, bot_protection_token: str | None, remote_ip: str | None) -> User:
+    """Public password signup: the checks in the contract's order, then user_register."""
+    if not settings.SIGNUP_ENABLED:
+        raise SignupDisabled()
+    bot_protection_verify(token=bot_protection_token, remote_ip=remote_ip)
+    return user_register(email=email, password=password)
+
+
+@transaction.atomic
+def user_create_first_admin(*, email: str, password: str) -> User | None:
+    """The first platform admin, or None when one exists already (bootstrap_admin)."""
+    registration_lock()
+    if User.objects.filter(role=User.Role.ADMIN).exists():
+        return None
+    if email_taken(email):
+        raise Conflict(f"A user with the email {email} already exists.")
+    return User.objects.create_user(email, password, role=User.Role.ADMIN)
+
+
+def user_authenticate(*, email: str, password: str) -> User:
+    """The active user with this email and password, or 401 invalid_credentials.
+
+    OAuth-only accounts (no usable password) and unknown emails run the hasher too.
+    """
+    user = User.objects.filter(email__iexact=email.strip()).first()
+    if user is None or not user.has_usable_password() or not user.is_active:
+        check_password(password, _DUMMY_HASH)
+        raise InvalidCredentials("The email or password is incorrect.")
+    if not user.check_password(password):
+        raise InvalidCredentials("The email or password is incorrect.")
+    return user
+
+
+_PROFILE_FIELDS = ("name", "avatar")
+
+
+@transaction.atomic
+def user_profile_update(*, user: User, data: dict) -> User:
+    """Set the display name and/or avatar; `data` holds only validated profile fields."""
+    fields = [f for f in _PROFILE_FIELDS if f in data]
+    for field in fields:
+        setattr(user, field, data[field])
+    if fields:
+        user.save(update_fields=fields)
+    return user
+
+
+@transaction.atomic
+def user_password_change(*, user: User, current_password: str, new_password: str) -> User:
+    if not user.has_usable_password():
+        raise PasswordNotSet()
+    if not user.check_password(current_password):
+        raise InvalidCredentials("The current password is incorrect.")
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+    return user
+
+
+def _display_name(value) -> str | None:
+    """A provider's display name as ours: a trimmed string of at most 100 characters."""
+    if not isinstance(value, str):
+        return None
+    value = "".join(ch for ch in value if ch.isprintable()).strip()
+    return value[:100] or None
+
+
+@transaction.atomic
+def user_oauth_sign_in(*, identity: ProviderIdentity) -> User:
+    """The user a verified provider identity signs in as, linking or registering as needed.
+
+    A linked identity signs in its user. An unlinked one is linked to the account with the
+    same (provider-verified) email, or registers a new account, which SIGNUP_ENABLED=false
+    refuses with 403 SIGNUP_DISABLED.
+    """
+    link = (
+        UserSocialAuth.objects.select_related("user")
+        .filter(provider=identity.backend_name, uid=identity.uid)
+        .first()
+    )
+    if link is not None:
+        if not link.user.is_active:
+            raise InvalidCredentials("This account is disabled.")
+        return link.user
+    email = (identity.email or "").strip()
+    try:
+        if len(email) > 255:
+            raise DjangoValidationError("too long")
+        validate_email(email)
+    except DjangoValidationError as exc:
+        raise InvalidCredentials(
+            f"Your {identity.provider} account shares no verified email address we can use."
+        ) from exc
+    user = User.objects.filter(email__iexact=email).first()
+    if user is None:
+        user = user_register(
+            email=email, password=None, name=_display_name(identity.name), provider=identity.provider
+        )
+    elif not user.is_active:
+        raise InvalidCredentials("This account is disabled.")
+    try:
+        with transaction.atomic():
+            UserSocialAuth.objects.create(
+                user=user,
+                provider=identity.backend_name,
+                uid=identity.uid,
+                extra_data=identity.extra_data,
+            )
+    except IntegrityError:  # a concurrent sign-in linked the same identity first
+        link = UserSocialAuth.objects.select_related("user").get(
+            provider=identity.backend_name, uid=identity.uid
+        )
+        return link.user
+    return user
