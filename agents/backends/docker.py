@@ -1,0 +1,343 @@
+"""The Docker backend: agents as containers on the engine at `settings.DOCKER_HOST` (docker-py).
+
+Of the agent it reads only `id`, `container_id`, `container_name`, `gateway_host_port` and
+`runtime_family`. The engine is the source of truth for placement: every container carries
+the labels `fleet.agent_id`, `fleet.managed=true` and `fleet.host_port`, so a retried job
+finds its container and port allocation needs no table of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from urllib.parse import urlparse
+
+import docker
+import requests
+import urllib3
+from django.conf import settings
+from docker import errors as docker_errors
+from docker.models.containers import Container
+
+from agents.backends import docker_stats
+from agents.backends.base import (
+    BackendError,
+    BackendUnreachable,
+    LiveState,
+    Placement,
+    StatsSnapshot,
+    WorkloadMissing,
+    WorkloadSpec,
+)
+from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
+
+AGENT_LABEL = "fleet.agent_id"
+MANAGED_LABEL = "fleet.managed"
+# The variable each runtime reads its gateway's listen port from.
+PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT"}
+
+API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
+STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
+CREATE_ATTEMPTS = 5  # port races lost before giving up
+MB = 1024 * 1024
+
+_clients: dict[str, docker.DockerClient] = {}
+_engine_info: dict[str, dict] = {}
+_clients_lock = threading.Lock()
+
+
+@contextmanager
+def engine_errors(host: str):
+    """Translate docker-py and transport failures into the backend errors of base.py."""
+    try:
+        yield
+    except docker_errors.ImageNotFound as exc:
+        raise BackendError(f"The Docker engine has no such image: {exc.explanation}") from exc
+    except docker_errors.NotFound as exc:
+        raise WorkloadMissing(f"The container no longer exists: {exc.explanation}") from exc
+    except docker_errors.APIError as exc:
+        error = BackendError(f"The Docker engine refused the request: {exc.explanation or exc}")
+        error.transient = exc.status_code is None or exc.status_code >= 500
+        raise error from exc
+    except (
+        requests.exceptions.ConnectionError,
+        requests.exceptions.Timeout,
+        urllib3.exceptions.HTTPError,
+        docker_errors.DockerException,
+    ) as exc:
+        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached.") from exc
+
+
+def engine_client(host: str) -> docker.DockerClient:
+    """One client per engine, built on first use (API version negotiated with the daemon)."""
+    with _clients_lock:
+        client = _clients.get(host)
+        if client is None:
+            with engine_errors(host):
+                client = docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
+            _clients[host] = client
+        return client
+
+
+def engine_info(host: str, client: docker.DockerClient) -> dict:
+    """The engine's name and CPU count, read once per engine."""
+    if host not in _engine_info:
+        with engine_errors(host):
+            info = client.info()
+        _engine_info[host] = {"name": info.get("Name", ""), "cpus": info.get("NCPU") or 1}
+    return _engine_info[host]
+
+
+def _is_port_clash(error: docker_errors.APIError) -> bool:
+    text = str(error.explanation or error).lower()
+    return "port is already allocated" in text or "address already in use" in text
+
+
+def _is_name_clash(error: docker_errors.APIError) -> bool:
+    return error.status_code == 409 and "already in use" in str(error.explanation or error).lower()
+
+
+def _label_port(attrs: dict) -> int | None:
+    value = ((attrs.get("Config") or {}).get("Labels") or {}).get(PORT_LABEL, "")
+    return int(value) if value.isdigit() else None
+
+
+class DockerBackend:
+    """RuntimeBackend for one Docker engine. `host` and `network_mode` default to the settings
+    at call time, so a remote-Docker backend can reuse this class with its own host."""
+
+    def __init__(self, host: str | None = None, network_mode: str | None = None):
+        self._host = host
+        self._network_mode = network_mode
+
+    @property
+    def host(self) -> str:
+        return self._host or settings.DOCKER_HOST
+
+    @property
+    def host_network(self) -> bool:
+        return (self._network_mode or settings.DOCKER_NETWORK_MODE) == "host"
+
+    @property
+    def engine_is_local(self) -> bool:
+        return urlparse(self.host).scheme in ("unix", "npipe", "")
+
+    # -- the protocol -------------------------------------------------------------------
+
+    def create(self, agent, spec: WorkloadSpec) -> Placement:
+        client = engine_client(self.host)
+        with engine_errors(self.host):
+            existing = self._labelled(client, spec.agent_id)
+            if existing:
+                # A retried job: the first attempt created the container, maybe not started it.
+                container = existing[0]
+                if container.status != "running":
+                    container.start()
+                    container.reload()
+                return self._placement(client, container)
+            for _ in range(CREATE_ATTEMPTS):
+                container = self._create_on_free_port(client, spec)
+                if container is not None:
+                    return self._placement(client, container)
+        error = BackendError(f"Lost the race for a free host port {CREATE_ATTEMPTS} times; try again.")
+        error.transient = True
+        raise error
+
+    def start(self, agent) -> None:
+        with engine_errors(self.host):
+            self._require(agent).start()
+
+    def stop(self, agent) -> None:
+        with engine_errors(self.host):
+            container = self._find(agent)
+            if container is None:
+                return
+            try:
+                container.stop(timeout=STOP_TIMEOUT)
+            except docker_errors.NotFound:
+                return  # removed while we were stopping it: stopped enough
+
+    def restart(self, agent) -> None:
+        with engine_errors(self.host):
+            self._require(agent).restart(timeout=STOP_TIMEOUT)
+
+    def remove(self, agent) -> None:
+        client = engine_client(self.host)
+        with engine_errors(self.host):
+            # Everything labelled for the agent goes, so a duplicate left by a crashed job
+            # cannot outlive the agent.
+            containers = {c.id: c for c in self._labelled(client, str(agent.id))}
+            recorded = self._find(agent)
+            if recorded is not None:
+                containers[recorded.id] = recorded
+            for container in containers.values():
+                try:
+                    container.remove(force=True, v=True)
+                except docker_errors.NotFound:
+                    pass
+                except docker_errors.APIError as exc:
+                    if exc.status_code != 409:  # 409: removal already in progress
+                        raise
+
+    def inspect(self, agent) -> LiveState:
+        with engine_errors(self.host):
+            container = self._find(agent)
+        if container is None:
+            return LiveState(exists=False, running=False, status="missing")
+        state = container.attrs.get("State") or {}
+        return LiveState(
+            exists=True,
+            running=bool(state.get("Running")),
+            status=state.get("Status") or "unknown",
+            exit_code=state.get("ExitCode"),
+            restart_count=container.attrs.get("RestartCount") or 0,
+            started_at=docker_stats.parse_docker_time(state.get("StartedAt")),
+            host_port=_label_port(container.attrs),
+        )
+
+    def stats(self, agent) -> StatsSnapshot:
+        with engine_errors(self.host):
+            container = self._require(agent)
+            state = container.attrs.get("State") or {}
+            running = bool(state.get("Running"))
+            if running:
+                # stream=False waits for a second sample, so precpu_stats holds a real delta.
+                payload = container.stats(stream=False)
+            else:
+                memory = (container.attrs.get("HostConfig") or {}).get("Memory") or 0
+                payload = {"memory_stats": {"limit": memory}}
+        return docker_stats.snapshot_from_stats(
+            payload, running=running, started_at=docker_stats.parse_docker_time(state.get("StartedAt"))
+        )
+
+    def gateway_endpoint(self, agent) -> tuple[str, int]:
+        port = agent.gateway_host_port
+        if not port:
+            port = self.inspect(agent).host_port
+        if not port:
+            raise WorkloadMissing("The agent has no container with a gateway port.")
+        return self._gateway_host(), int(port)
+
+    # -- lookup -------------------------------------------------------------------------
+
+    def _labelled(self, client: docker.DockerClient, agent_id: str) -> list[Container]:
+        return client.containers.list(all=True, filters={"label": f"{AGENT_LABEL}={agent_id}"})
+
+    def _find(self, agent) -> Container | None:
+        """The agent's container: by the recorded id, else by label (a job that died before
+        recording the id, or a stop that arrives while the agent is still deploying)."""
+        client = engine_client(self.host)
+        if agent.container_id:
+            try:
+                return client.containers.get(agent.container_id)
+            except docker_errors.NotFound:
+                pass
+        found = self._labelled(client, str(agent.id))
+        return found[0] if found else None
+
+    def _require(self, agent) -> Container:
+        container = self._find(agent)
+        if container is None:
+            raise WorkloadMissing("The agent's container no longer exists on the Docker engine.")
+        return container
+
+    def _gateway_host(self) -> str:
+        if self.engine_is_local:
+            return "127.0.0.1"
+        return urlparse(self.host).hostname or "127.0.0.1"
+
+    def _placement(self, client: docker.DockerClient, container: Container) -> Placement:
+        return Placement(
+            container_id=container.id,
+            container_name=container.name,
+            node=engine_info(self.host, client)["name"],
+            host_port=_label_port(container.attrs),
+        )
+
+    # -- creation -----------------------------------------------------------------------
+
+    def _create_on_free_port(self, client: docker.DockerClient, spec: WorkloadSpec) -> Container | None:
+        """Create and start the container on a free port; None when another deploy took the
+        port first (the caller tries again with a fresh one)."""
+        taken = ports_in_use(client.api.containers(all=True))
+        port = choose_port(taken, settings.DOCKER_HOST_PORT_RANGE, probe_local=self.host_network and self.engine_is_local)
+        try:
+            container = self._create_container(client, spec, port)
+        except docker_errors.APIError as exc:
+            if not _is_name_clash(exc):
+                raise
+            # A concurrent run of the same job created it first.
+            existing = self._labelled(client, spec.agent_id)
+            if existing:
+                return existing[0]
+            raise BackendError(f"A container named {spec.name!r} exists and belongs to no agent of ours.") from exc
+        if self._lost_port_race(client, container, port):
+            container.remove(force=True)
+            return None
+        try:
+            container.start()
+        except docker_errors.APIError as exc:
+            if not _is_port_clash(exc):
+                raise
+            container.remove(force=True)  # bridge mode: something outside fleet holds the port
+            return None
+        container.reload()
+        return container
+
+    def _create_container(self, client: docker.DockerClient, spec: WorkloadSpec, port: int) -> Container:
+        options = self._container_options(client, spec, port)
+        try:
+            return client.containers.create(**options)
+        except docker_errors.ImageNotFound:
+            self._pull(client, spec.image)
+            return client.containers.create(**options)
+
+    def _pull(self, client: docker.DockerClient, image: str) -> None:
+        try:
+            client.images.pull(image)
+        except docker_errors.APIError as exc:
+            error = BackendError(f"The Docker engine could not pull {image}: {exc.explanation or exc}")
+            error.transient = exc.status_code is None or exc.status_code >= 500
+            raise error from exc
+
+    def _container_options(self, client: docker.DockerClient, spec: WorkloadSpec, port: int) -> dict:
+        variable = PORT_VARIABLE.get(spec.runtime_family)
+        if variable is None:
+            raise BackendError(f"The Docker backend does not know the runtime family {spec.runtime_family!r}.")
+        # On the host network the runtime must listen on the allocated port itself.
+        listen_port = port if self.host_network else spec.gateway_port
+        # The engine refuses a CPU limit above its own count; such a limit means "all of them".
+        vcpu = min(spec.vcpu, engine_info(self.host, client)["cpus"])
+        options = {
+            "image": spec.image,
+            "name": spec.name,
+            "environment": {**spec.env, variable: str(listen_port)},
+            "labels": {**spec.labels, AGENT_LABEL: spec.agent_id, MANAGED_LABEL: "true", PORT_LABEL: str(port)},
+            "nano_cpus": int(vcpu * 1_000_000_000),
+            "mem_limit": spec.ram_mb * MB,
+            "restart_policy": {"Name": "unless-stopped"},
+            "detach": True,
+        }
+        if self.host_network:
+            options["network_mode"] = "host"
+        else:
+            options["ports"] = {f"{spec.gateway_port}/tcp": port}
+        return options
+
+    def _lost_port_race(self, client: docker.DockerClient, container: Container, port: int) -> bool:
+        """Whether an earlier-created fleet container holds the same port. The engine orders
+        creations, so of any two clashing deploys exactly the later one backs off."""
+        rivals = [
+            summary["Id"]
+            for summary in client.api.containers(all=True, filters={"label": f"{PORT_LABEL}={port}"})
+            if summary["Id"] != container.id
+        ]
+        mine = (docker_stats.docker_time_ns(container.attrs["Created"]), container.id)
+        for rival_id in rivals:
+            try:
+                rival = client.api.inspect_container(rival_id)
+            except docker_errors.NotFound:
+                continue  # a rival that backed off already
+            if (docker_stats.docker_time_ns(rival["Created"]), rival["Id"]) < mine:
+                return True
+        return False
