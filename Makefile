@@ -2,10 +2,12 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8000
+# Procfile commands (gunicorn, celery, python) resolve to the project's venv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: install run test bench migrate clean
 
+# Reinstalled whenever pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -14,23 +16,28 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The Procfile's release step: migrate, then install the periodic jobs (idempotent).
 migrate: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_periodic_tasks
 
+# Web, worker and beat under honcho, on the embedded defaults (SQLite and a filesystem
+# broker under var/) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL are set.
 run: migrate
 	@echo ""
 	@echo "Fleet is starting on http://127.0.0.1:$(PORT)/  (API under /api/, admin console at /admin/)"
-	@echo "Create the first platform admin with:"
+	@echo "Create the first platform admin, in another terminal:"
 	@echo "  $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
 	PORT=$(PORT) $(VENV)/bin/honcho start web worker beat
 
+# Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# Benchmarks print figures; they are never part of the test suite.
 bench: install
-	$(PY) -m bench
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
