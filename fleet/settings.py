@@ -229,6 +229,8 @@ AGENT_IMAGE_HERMES = env.str("AGENT_IMAGE_HERMES", default="nousresearch/hermes-
 DOCKER_HOST = env.str("DOCKER_HOST", default="unix:///var/run/docker.sock")
 DOCKER_NETWORK_MODE = env.str("DOCKER_NETWORK_MODE", default="bridge")
 DOCKER_HOST_PORT_RANGE = (19000, 19999)
+# Extra labels on every container Fleet creates, e.g. to tell control planes sharing an engine apart.
+DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
