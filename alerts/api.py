@@ -1,0 +1,91 @@
+"""Alert-rule and event routes: thin views over alerts.services and alerts.selectors.
+
+Access goes through workspaces.access: reads need the role viewer (a key: agents:read, or
+agents:write, which includes reading); writes and tests need admin (a key: agents:write).
+"""
+
+from __future__ import annotations
+
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.api.permissions import principal_of
+from workspaces.access import WorkspaceRole, workspace_access
+from workspaces.roles import Role, Scope
+
+from . import selectors, services
+from .serializers import AlertRuleInput, EventsQuery, alert_rule_out, event_out
+
+
+class WorkspaceReader(BasePermission):
+    """Role viewer; an API key needs agents:read, and agents:write counts as read too."""
+
+    def has_permission(self, request, view):
+        principal = principal_of(request)
+        read_scope = (
+            Scope.AGENTS_WRITE
+            if principal.has_scope(Scope.AGENTS_WRITE) and not principal.has_scope(Scope.AGENTS_READ)
+            else Scope.AGENTS_READ
+        )
+        request.workspace_access = workspace_access(
+            principal, view.kwargs["workspace_id"], min_role=Role.VIEWER, key_scope=read_scope
+        )
+        return True
+
+
+WorkspaceAdmin = WorkspaceRole(Role.ADMIN, key_scope=Scope.AGENTS_WRITE)
+
+
+class _ReadsAndAdminWrites(APIView):
+    def get_permissions(self):
+        return [WorkspaceReader()] if self.request.method == "GET" else [WorkspaceAdmin()]
+
+
+class AlertRuleListApi(_ReadsAndAdminWrites):
+    def get(self, request, workspace_id):
+        rules = selectors.alert_rules_of_workspace(workspace_id=workspace_id)
+        return Response([alert_rule_out(rule) for rule in rules])
+
+    def post(self, request, workspace_id):
+        body = AlertRuleInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        rule = services.alert_rule_create(
+            workspace=request.workspace_access.workspace, created_by=request.auth.user, **body.service_kwargs()
+        )
+        return Response(alert_rule_out(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule.id)))
+
+
+class AlertRuleDetailApi(APIView):
+    permission_classes = [WorkspaceAdmin]
+
+    def patch(self, request, workspace_id, rule_id):
+        rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
+        body = AlertRuleInput(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        services.alert_rule_update(rule=rule, **body.service_kwargs())
+        return Response(alert_rule_out(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)))
+
+    def delete(self, request, workspace_id, rule_id):
+        rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
+        services.alert_rule_delete(rule=rule)
+        return Response({"success": True})
+
+
+class AlertRuleTestApi(APIView):
+    permission_classes = [WorkspaceAdmin]
+
+    def post(self, request, workspace_id, rule_id):
+        rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
+        services.alert_rule_test(rule=rule)
+        return Response({"success": True})
+
+
+class WorkspaceEventListApi(APIView):
+    permission_classes = [WorkspaceReader]
+
+    def get(self, request, workspace_id):
+        query = EventsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        events = selectors.events_of_workspace(workspace_id=workspace_id, limit=query.validated_data["limit"])
+        return Response([event_out(event) for event in events])

@@ -1,0 +1,36 @@
+"""Reads of the alerts app. Callers have resolved workspace access (workspaces.access) first."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.db.models import Prefetch, QuerySet
+
+from fleet.api.errors import NotFound
+from fleet.models import Event
+
+from .models import AlertChannel, AlertRule
+
+
+def alert_rules_of_workspace(*, workspace_id) -> QuerySet[AlertRule]:
+    channels = Prefetch("channels", queryset=AlertChannel.objects.order_by("position"))
+    return AlertRule.objects.filter(workspace_id=workspace_id).prefetch_related(channels).order_by("created_at", "id")
+
+
+def alert_rule_get(*, workspace_id, rule_id) -> AlertRule:
+    """The rule, only if it belongs to the workspace; otherwise 404 (never a hint it exists)."""
+    rule = alert_rules_of_workspace(workspace_id=workspace_id).filter(pk=rule_id).first()
+    if rule is None:
+        raise NotFound("Alert rule not found.")
+    return rule
+
+
+def events_of_workspace(*, workspace_id, limit: int) -> list[Event]:
+    """The workspace's most recent events, newest first."""
+    events = Event.objects.order_by("-occurred_at", "-id")
+    if connection.vendor == "postgresql":
+        events = events.filter(workspace_ids__contains=[str(workspace_id)])
+    else:
+        # SQLite has no JSON containment; the list is stored as JSON text, and a quoted UUID
+        # can only occur there as one whole element.
+        events = events.filter(workspace_ids__icontains=f'"{workspace_id}"')
+    return list(events[:limit])

@@ -1,0 +1,29 @@
+"""Every write of the alerts app. Import from here: `from alerts.services import alert_rule_create`."""
+
+from .delivery import (
+    MAX_ATTEMPTS,
+    RETRY_DELAYS,
+    deliveries_sweep,
+    delivery_attempt,
+    delivery_claim,
+    delivery_enqueue_on_commit,
+    delivery_resend,
+)
+from .fanout import deliveries_create, event_fan_out
+from .rules import alert_rule_create, alert_rule_delete, alert_rule_test, alert_rule_update
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "RETRY_DELAYS",
+    "alert_rule_create",
+    "alert_rule_delete",
+    "alert_rule_test",
+    "alert_rule_update",
+    "deliveries_create",
+    "deliveries_sweep",
+    "delivery_attempt",
+    "delivery_claim",
+    "delivery_enqueue_on_commit",
+    "delivery_resend",
+    "event_fan_out",
+]

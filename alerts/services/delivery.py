@@ -1,0 +1,159 @@
+"""Attempting deliveries: claim, send, record, and schedule the next attempt.
+
+A delivery is claimed with one conditional UPDATE (pending and due, or sending with an expired
+lease); only the worker whose UPDATE changed the row sends it, so no two workers send one
+delivery. A worker killed mid-send leaves the row "sending" until its lease expires; the task
+message comes back (acks_late) or the sweep re-enqueues it, and the next claim takes it over.
+
+Retries (DESIGN.md section 4): 6 attempts - now, then 10 s, 1 min, 5 min, 30 min and 2 h after
+the previous failure. 2xx succeeds; 410 and every other 4xx but 408/429 end the delivery at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ..models import AlertRule, ChannelType, Delivery, DeliveryAttempt, DeliveryStatus
+from ..payload import delivery_payload
+from ..transports import SendResult, send_email, send_webhook
+
+logger = logging.getLogger(__name__)
+
+RETRY_DELAYS = (
+    timedelta(seconds=10),
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+# Longer than one send can take (10 s timeout, up to 3 redirects) with room to spare.
+CLAIM_LEASE = timedelta(minutes=2)
+# A pending delivery this far past due has lost its queued task; the sweep enqueues it again.
+SWEEP_GRACE = timedelta(minutes=1)
+
+
+def delivery_claim(*, delivery_id, now: datetime) -> bool:
+    """Take the delivery for one attempt; True only for the one caller whose UPDATE changed it."""
+    claimable = Q(status=DeliveryStatus.PENDING) | Q(status=DeliveryStatus.SENDING, lease_expires_at__lt=now)
+    changed = (
+        Delivery.objects.filter(claimable, pk=delivery_id, next_attempt_at__lte=now)
+        .update(status=DeliveryStatus.SENDING, lease_expires_at=now + CLAIM_LEASE, attempts=F("attempts") + 1)
+    )
+    return changed == 1
+
+
+def delivery_attempt(*, delivery_id) -> Delivery | None:
+    """Make the delivery's next attempt if it is due and nobody else holds it; None otherwise."""
+    started_at = timezone.now()
+    if not delivery_claim(delivery_id=delivery_id, now=started_at):
+        return None
+    delivery = Delivery.objects.select_related("rule__workspace", "channel", "event").get(pk=delivery_id)
+    if delivery.payload is None:
+        delivery.payload = delivery_payload(event=delivery.event, rule=delivery.rule)
+        Delivery.objects.filter(pk=delivery.pk).update(payload=delivery.payload)
+    clock = time.monotonic()
+    result = _send(delivery)
+    duration_ms = int((time.monotonic() - clock) * 1000)
+    return _delivery_record(delivery=delivery, result=result, started_at=started_at, duration_ms=duration_ms)
+
+
+def _send(delivery: Delivery) -> SendResult:
+    channel = delivery.channel
+    if channel is None:
+        return SendResult.failure("The channel was removed from the rule.", permanent=True)
+    try:
+        if channel.type == ChannelType.WEBHOOK:
+            return send_webhook(
+                url=channel.config["url"],
+                headers=channel.config.get("headers") or {},
+                secret=channel.secret,
+                message_id=str(delivery.id),
+                payload=delivery.payload,
+            )
+        return send_email(
+            to=channel.config["to"], subject_prefix=channel.config.get("subjectPrefix"), payload=delivery.payload
+        )
+    except Exception as exc:  # a bug or an undecryptable secret must not leave the row claimed
+        logger.exception("Delivery %s failed unexpectedly", delivery.id)
+        return SendResult.failure(f"Internal error: {type(exc).__name__}", permanent=True)
+
+
+@transaction.atomic
+def _delivery_record(*, delivery: Delivery, result: SendResult, started_at: datetime, duration_ms: int) -> Delivery:
+    now = timezone.now()
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        number=delivery.attempts,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        status_code=result.status_code,
+        succeeded=result.succeeded,
+        error=result.error,
+    )
+    delivery.lease_expires_at = None
+    if result.succeeded:
+        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.SUCCEEDED, None, now
+    elif result.permanent or delivery.attempts >= MAX_ATTEMPTS:
+        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.FAILED, result.error, now
+    else:
+        delivery.status, delivery.last_error = DeliveryStatus.PENDING, result.error
+        delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
+    delivery.save(update_fields=["status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at"])
+    AlertRule.objects.filter(pk=delivery.rule_id).update(
+        last_fired_at=started_at, last_error=None if result.succeeded else _rule_error(delivery, result)
+    )
+    if delivery.status == DeliveryStatus.PENDING:
+        delivery_enqueue_on_commit(delivery_ids=[delivery.id], eta=delivery.next_attempt_at)
+    return delivery
+
+
+def _rule_error(delivery: Delivery, result: SendResult) -> str:
+    channel = delivery.channel
+    if channel is None:
+        return result.error
+    target = channel.config.get("url") if channel.type == ChannelType.WEBHOOK else ", ".join(channel.config["to"])
+    return f"{channel.type} {target}: {result.error}"
+
+
+def delivery_enqueue_on_commit(*, delivery_ids: list, eta: datetime | None = None) -> None:
+    """Queue the deliver task for each id once the surrounding transaction has committed."""
+    from ..tasks import deliveries_enqueue  # tasks import services; import at call time
+
+    ids = [str(i) for i in delivery_ids]
+    if ids:
+        transaction.on_commit(lambda: deliveries_enqueue(ids, eta=eta))
+
+
+@transaction.atomic
+def delivery_resend(*, delivery: Delivery) -> Delivery:
+    """Start a failed delivery over with a fresh round of attempts (admin action)."""
+    now = timezone.now()
+    changed = Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.FAILED).update(
+        status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now, completed_at=None, lease_expires_at=None
+    )
+    if changed:
+        delivery_enqueue_on_commit(delivery_ids=[delivery.pk])
+    delivery.refresh_from_db()
+    return delivery
+
+
+def deliveries_sweep(*, now: datetime | None = None) -> int:
+    """Re-enqueue deliveries whose task was lost (overdue pending, or sending past the lease)."""
+    now = now or timezone.now()
+    stuck = Delivery.objects.filter(
+        Q(status=DeliveryStatus.PENDING, next_attempt_at__lt=now - SWEEP_GRACE)
+        | Q(status=DeliveryStatus.SENDING, lease_expires_at__lt=now)
+    ).values_list("id", flat=True)[:1000]
+    ids = list(stuck)
+    if ids:
+        from ..tasks import deliveries_enqueue
+
+        deliveries_enqueue([str(i) for i in ids])
+    return len(ids)

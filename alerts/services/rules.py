@@ -1,0 +1,91 @@
+"""Writes on alert rules: create, update, delete, and the test that fires a synthetic event."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from fleet import events
+from fleet.api.errors import ValidationFailed
+
+from ..channel_config import ChannelSpec
+from ..models import AlertChannel, AlertRule
+from ..patterns import synthetic_test_kind
+from .fanout import TEST_RULE_KEY
+
+_UNSET = object()
+
+
+@transaction.atomic
+def alert_rule_create(
+    *, workspace, created_by, name: str, event_pattern: str, channels: list[ChannelSpec], enabled: bool = True
+) -> AlertRule:
+    rule = AlertRule.objects.create(
+        workspace=workspace, created_by=created_by, name=name, event_pattern=event_pattern, enabled=enabled
+    )
+    _channels_replace(rule=rule, specs=channels)
+    return rule
+
+
+@transaction.atomic
+def alert_rule_update(
+    *, rule: AlertRule, name=_UNSET, event_pattern=_UNSET, channels=_UNSET, enabled=_UNSET
+) -> AlertRule:
+    """Change the given fields; `channels`, when given, replaces the whole list."""
+    changes = {"name": name, "event_pattern": event_pattern, "enabled": enabled}
+    for field, value in changes.items():
+        if value is not _UNSET:
+            setattr(rule, field, value)
+    rule.save()  # also moves updatedAt when only the channels change
+    if channels is not _UNSET:
+        _channels_replace(rule=rule, specs=channels)
+    return rule
+
+
+def _channels_replace(*, rule: AlertRule, specs: list[ChannelSpec]) -> None:
+    """Store `specs` as the rule's channels, keeping the row (and its pending deliveries) of
+    every channel whose type and configuration did not change."""
+    existing = list(rule.channels.all())
+    kept_ids = set()
+    for position, spec in enumerate(specs):
+        secret = _secret_for(spec, existing, position)
+        same = next(
+            (c for c in existing if c.id not in kept_ids and c.type == spec.type and c.config == spec.config), None
+        )
+        if same is not None:
+            kept_ids.add(same.id)
+            same.position, same.secret = position, secret
+            same.save(update_fields=["position", "secret"])
+        else:
+            created = AlertChannel.objects.create(
+                rule=rule, position=position, type=spec.type, config=spec.config, secret=secret
+            )
+            kept_ids.add(created.id)
+    rule.channels.exclude(id__in=kept_ids).delete()
+
+
+def _secret_for(spec: ChannelSpec, existing: list[AlertChannel], position: int):
+    """The secret to store; "[REDACTED]" sent back keeps the stored secret of the same URL."""
+    if not spec.keep_secret:
+        return spec.secret
+    url = spec.config.get("url")
+    stored = next((c.secret for c in existing if c.config.get("url") == url and c.secret), None)
+    if stored is None:
+        raise ValidationFailed({f"channels.{position}.secret": "No stored secret to keep for this URL; send the secret."})
+    return stored
+
+
+@transaction.atomic
+def alert_rule_delete(*, rule: AlertRule) -> None:
+    rule.delete()
+
+
+@transaction.atomic
+def alert_rule_test(*, rule: AlertRule):
+    """Emit the rule's synthetic test event; it is delivered (to this rule only) after commit."""
+    return events.emit(
+        synthetic_test_kind(rule.event_pattern),
+        message=f"Test alert for the rule '{rule.name}'.",
+        workspace_ids=[rule.workspace_id],
+        data={TEST_RULE_KEY: str(rule.id)},
+        test=True,
+    )

@@ -1,0 +1,27 @@
+"""Thin Celery tasks: load by id, call a service."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from celery import shared_task
+
+from .services import deliveries_sweep, delivery_attempt
+
+
+@shared_task(name="alerts.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver(delivery_id: str) -> None:
+    """One attempt of a delivery; the claim inside makes duplicate messages harmless."""
+    delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(name="alerts.sweep_deliveries", ignore_result=True)
+def sweep_deliveries() -> None:
+    deliveries_sweep()
+
+
+def deliveries_enqueue(delivery_ids: list[str], *, eta: datetime | None = None) -> None:
+    """Publish one deliver message per id over a single broker connection."""
+    with deliver.app.producer_or_acquire() as producer:
+        for delivery_id in delivery_ids:
+            deliver.apply_async((delivery_id,), eta=eta, producer=producer)
