@@ -1,4 +1,84 @@
+"""The project as a whole: it configures, migrates, serves, and refuses unsafe production."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def test_unknown_api_route_answers_json_404(client):
     response = client.get("/api/no-such-route")
     assert response.status_code == 404
     assert response.json() == {"error": "Not found.", "code": "not_found"}
+
+
+@pytest.mark.django_db
+def test_the_admin_login_page_serves(client):
+    response = client.get("/admin/login/")
+    assert response.status_code == 200
+    assert b"Fleet" in response.content
+
+
+def test_djangos_system_checks_pass():
+    call_command("check", fail_level="WARNING")
+
+
+@pytest.mark.django_db
+def test_every_model_change_has_a_migration():
+    call_command("makemigrations", check=True, dry_run=True, verbosity=0)
+
+
+def _settings_import(**env_overrides) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "FLEET_ENCRYPTION_KEYS")}
+    env.update(env_overrides, DJANGO_SETTINGS_MODULE="fleet.settings")
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    result = _settings_import(DEBUG="false", FLEET_ENCRYPTION_KEYS="k1:" + "A" * 43 + "=")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_refuses_to_start_without_encryption_keys():
+    result = _settings_import(DEBUG="false", SECRET_KEY="s" * 50)
+    assert result.returncode != 0
+    assert "FLEET_ENCRYPTION_KEYS must be set" in result.stderr
+
+
+def test_production_starts_with_both_secrets_set():
+    result = _settings_import(
+        DEBUG="false", SECRET_KEY="s" * 50, FLEET_ENCRYPTION_KEYS="k1:" + "A" * 43 + "="
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def _procfile() -> dict[str, str]:
+    lines = (ROOT / "Procfile").read_text().splitlines()
+    return dict(line.split(": ", 1) for line in lines if line.strip())
+
+
+def test_the_procfile_declares_release_web_worker_and_beat():
+    processes = _procfile()
+    assert set(processes) == {"release", "web", "worker", "beat"}
+    assert "migrate" in processes["release"]
+    assert "setup_periodic_tasks" in processes["release"]
+    assert "DatabaseScheduler" in processes["beat"]
+
+
+def test_every_gunicorn_option_in_the_procfile_is_known_to_the_installed_gunicorn():
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    known = subprocess.run(
+        [gunicorn, "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    for option in re.findall(r"(--[a-z-]+)", _procfile()["web"]):
+        assert re.search(rf"{option}\b", known), f"gunicorn does not know {option}"
