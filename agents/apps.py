@@ -1,8 +1,22 @@
 from django.apps import AppConfig
 
+from fleet.periodic import PeriodicJob
+
+from .stats.periodic import STATS_PERIODIC_TASKS
+
 
 class AgentsConfig(AppConfig):
     name = "agents"
     default_auto_field = "django.db.models.BigAutoField"
-    # Jobs for celery beat (fleet.periodic.PeriodicJob), installed by setup_periodic_tasks.
-    periodic_tasks: tuple = ()
+    # Jobs for celery beat, installed by `manage.py setup_periodic_tasks`.
+    periodic_tasks: tuple = (
+        PeriodicJob(
+            name="agents: monitor running agents",
+            task="agents.tasks.monitor_agents",
+            every_seconds=30,
+            expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
+        ),
+    ) + STATS_PERIODIC_TASKS
+
+    def ready(self):
+        from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)

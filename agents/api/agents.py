@@ -1,0 +1,68 @@
+"""GET /agents, POST /agents/deploy, POST /agents/adopt."""
+
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.api.permissions import principal_of
+from ..selectors import agent_list
+from ..services.adopt import AdoptRequest, agent_adopt
+from ..services.deploy import agent_deploy
+from ..services.selection import DeployRequest
+from .bodies import DEPLOY_FIELDS, agent_body
+from .fields import IntegerField, NumberField, RawStringField
+
+
+class AgentListApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        scope = serializers.ChoiceField(choices=("accessible", "owned"), required=False, default="accessible")
+
+    def get(self, request):
+        query = self.FilterSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(agent_list(principal_of(request), scope=query.validated_data["scope"]))
+
+
+def _optional(field_class, **kwargs):
+    return field_class(required=False, allow_null=True, **kwargs)
+
+
+class AgentDeployApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        name = _optional(RawStringField)
+        runtime_family = _optional(RawStringField)
+        deploy_target = _optional(RawStringField)
+        execution_target_id = _optional(RawStringField)
+        sandbox_profile = _optional(RawStringField)
+        sandbox = _optional(RawStringField)
+        vcpu = _optional(NumberField)
+        ram_mb = _optional(NumberField)
+        disk_gb = _optional(NumberField)
+        migration_draft_id = _optional(RawStringField)
+
+    def post(self, request):
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = {k: v for k, v in body.validated_data.items() if v not in (None, "")}
+        agent = agent_deploy(principal=principal_of(request), request=DeployRequest(**values))
+        return Response(agent_body(agent, DEPLOY_FIELDS), status=status.HTTP_201_CREATED)
+
+
+class AgentAdoptApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        name = _optional(RawStringField)
+        runtime_family = _optional(RawStringField)
+        url = _optional(RawStringField)
+        host = _optional(RawStringField)
+        port = _optional(IntegerField)
+        gateway_token = _optional(RawStringField)
+
+    def post(self, request):
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = {k: v for k, v in body.validated_data.items() if v not in (None, "")}
+        values.setdefault("gateway_token", "")
+        agent = agent_adopt(principal=principal_of(request), request=AdoptRequest(**values))
+        return Response(agent_body(agent), status=status.HTTP_201_CREATED)

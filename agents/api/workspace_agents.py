@@ -1,0 +1,63 @@
+"""The agents of a workspace: list, assign, candidates, unassign."""
+
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.api.permissions import principal_of
+from workspaces.access import WorkspaceRole
+from workspaces.roles import Role, Scope
+
+from ..selectors import workspace_agent_candidates, workspace_agent_list
+from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
+from .fields import RawStringField
+
+
+class WorkspaceAgentListApi(APIView):
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)()]
+        return [WorkspaceRole(Role.VIEWER)()]
+
+    class InputSerializer(serializers.Serializer):
+        agentId = serializers.UUIDField()  # noqa: N815 - the spec's name
+        role = RawStringField(required=False, allow_null=True)
+
+        def validate_role(self, value):
+            if value is not None and not 1 <= len(value.strip()) <= 50:
+                raise serializers.ValidationError("A role label has 1 to 50 characters.")
+            return value.strip() if value is not None else None
+
+    def get(self, request, workspace_id):
+        workspace = request.workspace_access.workspace
+        return Response(workspace_agent_list(workspace=workspace, user=principal_of(request).user))
+
+    def post(self, request, workspace_id):
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        assignment, created = workspace_agent_assign(
+            workspace=request.workspace_access.workspace,
+            user=principal_of(request).user,
+            agent_id=body.validated_data["agentId"],
+            role=body.validated_data.get("role"),
+        )
+        out = {"workspace_id": assignment.workspace_id, "agent_id": assignment.agent_id, "role": assignment.role}
+        return Response(out, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class WorkspaceAgentCandidatesApi(APIView):
+    permission_classes = [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)]
+
+    def get(self, request, workspace_id):
+        workspace = request.workspace_access.workspace
+        return Response(workspace_agent_candidates(workspace=workspace, user=principal_of(request).user))
+
+
+class WorkspaceAgentDetailApi(APIView):
+    permission_classes = [WorkspaceRole(Role.ADMIN)]
+
+    def delete(self, request, workspace_id, agent_id):
+        workspace_agent_unassign(workspace=request.workspace_access.workspace, agent_id=agent_id)
+        return Response({"success": True})

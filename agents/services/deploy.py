@@ -1,0 +1,55 @@
+"""Deploy: store the agent `queued` and publish its provisioning job after commit."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from fleet.api.principal import Principal
+from workspaces.roles import Role
+
+from ..events import agent_event
+from ..models import Agent, Status, WorkspaceAgent
+from ..selectors import require_agent_scope
+from ..tokens import gateway_token_generate
+from .billing import agent_quota_check
+from .selection import DeployRequest, deploy_plan_resolve, refuse_session_only_for_keys
+
+
+def provisioning_enqueue(agent: Agent) -> None:
+    """Publish the provisioning job once the current transaction commits (never a rolled-back row)."""
+    from ..tasks import provision_agent  # tasks import services: import at call time
+
+    agent_id = str(agent.pk)
+    transaction.on_commit(lambda: provision_agent.delay(agent_id))
+
+
+def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:
+    """Rule (5) and adopt: an agent made with a workspace API key joins the key's workspace."""
+    if principal.is_api_key:
+        WorkspaceAgent.objects.create(workspace_id=principal.workspace_id, agent=agent)
+
+
+@transaction.atomic
+def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
+    """POST /agents/deploy: the row now (`queued`), the workload later (agents.tasks)."""
+    refuse_session_only_for_keys(principal, request)
+    require_agent_scope(principal, Role.EDITOR)
+    plan = deploy_plan_resolve(principal=principal, request=request)
+    agent_quota_check(user=principal.user)
+    agent = Agent.objects.create(
+        name=plan.name,
+        owner=principal.user,
+        status=Status.QUEUED,
+        runtime_family=plan.runtime_family,
+        deploy_target=plan.deploy_target,
+        execution_target_id=plan.execution_target_id,
+        sandbox_profile=plan.sandbox_profile,
+        vcpu=plan.vcpu,
+        ram_mb=plan.ram_mb,
+        disk_gb=plan.disk_gb,
+        gateway_token=gateway_token_generate(),
+    )
+    key_workspace_assign(principal=principal, agent=agent)
+    agent_event(agent, "agent.queued", f"Agent {agent.name} was queued for deployment.")
+    provisioning_enqueue(agent)
+    return agent

@@ -1,0 +1,166 @@
+"""Lifecycle of a provisioned agent: start, stop, restart, redeploy, delete, and reconcile.
+
+Each action takes the agent's row lock (select_for_update) for its whole duration, engine
+call included, so concurrent calls on one agent run one after the other, never interleaved.
+Adopted (external) agents have no lifecycle: 400 invalid_state; deleting only deregisters.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from fleet.api.errors import Conflict, DaemonUnreachable, InvalidState, NoContainer, NotFound
+
+from ..backends.base import BackendError
+from ..events import agent_event
+from ..gateway import gateway_public_host
+from ..models import Agent, Status
+from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
+from .deploy import provisioning_enqueue
+from .engine import backend_of, engine_call
+from .transitions import status_swap
+
+logger = logging.getLogger(__name__)
+
+REDEPLOYABLE = (Status.WARNING, Status.ERROR, Status.STOPPED)
+IN_FLIGHT = (Status.QUEUED, Status.DEPLOYING)
+
+
+def agent_lock(agent_id) -> Agent:
+    """The agent's row, locked until the transaction ends (call inside transaction.atomic)."""
+    agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+    if agent is None:
+        raise NotFound(AGENT_NOT_FOUND)
+    return agent
+
+
+def _refuse_external(agent: Agent) -> None:
+    if agent.is_external:
+        raise InvalidState("Lifecycle actions are unavailable on adopted agents.")
+
+
+def _require_container(agent: Agent) -> None:
+    if agent.status in IN_FLIGHT:
+        raise InvalidState(f"The agent is still being deployed ({agent.status}).")
+    if not agent.container_id:
+        raise NoContainer()
+
+
+@transaction.atomic
+def agent_start(*, agent: Agent) -> Agent:
+    agent = agent_lock(agent.pk)
+    _refuse_external(agent)
+    if not agent.container_id:
+        raise NoContainer()
+    _require_container(agent)
+    engine_call(agent, lambda backend: backend.start(agent))
+    agent.status, agent.paused_reason, agent.last_error = Status.RUNNING, None, ""
+    agent.save(update_fields=["status", "paused_reason", "last_error", "updated_at"])
+    agent_event(agent, "agent.started", f"Agent {agent.name} was started.")
+    return agent
+
+
+@transaction.atomic
+def agent_stop(*, agent: Agent, paused_reason: str | None = None) -> Agent:
+    """Stop from any state. A deploy still in flight finds the row `stopped` and leaves its
+    workload stopped (agents.services.provisioning)."""
+    agent = agent_lock(agent.pk)
+    _refuse_external(agent)
+    if agent.container_id:
+        engine_call(agent, lambda backend: backend.stop(agent), missing_ok=True)
+    agent.status = Status.STOPPED
+    fields = ["status", "updated_at"]
+    if paused_reason is not None:
+        agent.paused_reason = paused_reason
+        fields.append("paused_reason")
+    agent.save(update_fields=fields)
+    agent_event(agent, "agent.stopped", f"Agent {agent.name} was stopped.", paused_reason=paused_reason)
+    return agent
+
+
+@transaction.atomic
+def agent_restart(*, agent: Agent) -> bool:
+    agent = agent_lock(agent.pk)
+    _refuse_external(agent)
+    _require_container(agent)
+    engine_call(agent, lambda backend: backend.restart(agent))
+    agent.status, agent.paused_reason, agent.last_error = Status.RUNNING, None, ""
+    agent.save(update_fields=["status", "paused_reason", "last_error", "updated_at"])
+    agent_event(agent, "agent.restarted", f"Agent {agent.name} was restarted.")
+    return True
+
+
+@transaction.atomic
+def agent_redeploy(*, agent: Agent) -> Agent:
+    """Only from warning/error/stopped: remove the old workload, clear the reference, queue anew."""
+    agent = agent_lock(agent.pk)
+    _refuse_external(agent)
+    if agent.status not in REDEPLOYABLE:
+        raise InvalidState(f"Only a warning, error or stopped agent can be redeployed (it is {agent.status}).")
+    if agent.container_id:
+        engine_call(agent, lambda backend: backend.remove(agent), missing_ok=True)
+    agent.status = Status.QUEUED
+    agent.container_id = agent.container_name = agent.node = agent.last_error = ""
+    agent.gateway_host_port = None
+    agent.paused_reason = None
+    agent.save()
+    agent_event(agent, "agent.redeployed", f"Agent {agent.name} was queued for redeployment.")
+    provisioning_enqueue(agent)
+    return agent
+
+
+@transaction.atomic
+def agent_delete(*, agent: Agent) -> bool:
+    """Destroy the workload, then the row (and with it assignments and agent data).
+    An adopted agent is only deregistered; a job still in flight removes what it created."""
+    agent = agent_lock(agent.pk)
+    if not agent.is_external and agent.container_id:
+        engine_call(agent, lambda backend: backend.remove(agent), missing_ok=True)
+    workspace_ids = agent_workspace_ids(agent)
+    agent_event(agent, "agent.deleted", f"Agent {agent.name} was deleted.", workspace_ids=workspace_ids)
+    agent.delete()
+    return True
+
+
+def agent_reconcile(*, agent: Agent) -> Agent:
+    """GET /agents/:id: a running/warning agent whose workload is gone or stopped becomes
+    `stopped` before the answer. An unreachable engine leaves the stored state as it is."""
+    if agent.is_external or not agent.container_id or agent.status not in (Status.RUNNING, Status.WARNING):
+        return agent
+    try:
+        live = backend_of(agent).inspect(agent)
+    except BackendError as exc:
+        logger.warning("Cannot inspect agent %s: %s", agent.pk, exc)
+        return agent
+    if live.exists and live.running:
+        return agent
+    observed = agent.status
+    changed = status_swap(agent.pk, observed=observed, new=Status.STOPPED)
+    agent.refresh_from_db()
+    if changed:
+        what = "no longer exists" if not live.exists else f"is {live.status}"
+        agent_event(agent, "agent.stopped", f"Agent {agent.name} was found stopped: its container {what}.",
+                    exit_code=live.exit_code)
+    return agent
+
+
+def agent_gateway_url(*, agent: Agent) -> dict:
+    """GET /agents/:id/gateway-url: the gateway UI's URL and host port, resolved from the engine."""
+    if agent.is_external:
+        return {"url": agent.gateway_url, "port": agent.gateway_host_port}
+    if agent.status != Status.RUNNING:
+        raise Conflict(f"The agent is not running (it is {agent.status}).")
+    if not agent.container_id:
+        raise NoContainer(status_code=409)
+    live = engine_call(agent, lambda backend: backend.inspect(agent), no_container_status=409)
+    if not live.exists:
+        raise NoContainer("The agent's container no longer exists; redeploy it.", status_code=409)
+    port = live.host_port or agent.gateway_host_port
+    if not port:
+        raise DaemonUnreachable("The container's gateway port could not be resolved.")
+    host, _ = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), no_container_status=409)
+    host = gateway_public_host(fallback=host)
+    shown_host = f"[{host}]" if ":" in host else host
+    return {"url": f"http://{shown_host}:{port}/", "port": port}

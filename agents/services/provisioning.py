@@ -1,0 +1,161 @@
+"""The provisioning job's logic: queued -> deploying -> workload created -> healthy -> running.
+
+Guards that make the job safe to run twice (acks_late redelivery, retries):
+- the claim is a compare-and-swap queued -> deploying; a job finding `deploying` is a
+  redelivery or retry of the same job and continues; any other status means nothing to do;
+- `backend.create` is idempotent by the `fleet.agent_id` label, and the usage token is
+  derived (agents.tokens.usage_token_for), so a rerun injects the same secrets;
+- every status write after the claim is made under the row lock and only from `deploying`:
+  a stop that landed meanwhile wins, and the job leaves the workload stopped (a delete: removed).
+
+Transient engine errors propagate to the task, which retries with backoff; anything else
+ends in `error` with a readable `last_error` and an `agent.error` event.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.conf import settings
+from django.db import transaction
+
+from ..backends.base import BackendError, Placement, RuntimeBackend
+from ..events import agent_event
+from ..gateway import gateway_health
+from ..models import Agent, Status
+from ..tokens import usage_token_digest, usage_token_for
+from .engine import backend_of
+from .transitions import status_swap
+from .workload import workload_spec_build
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_READY_TIMEOUT_SECONDS = 120
+POLL_SECONDS = 0.5
+TERMINAL_ENGINE_STATES = ("exited", "dead", "missing")
+
+
+class ProvisioningFailed(Exception):
+    """The workload cannot come up; the message is shown to the user as last_error."""
+
+
+def _claim(agent_id) -> Agent | None:
+    if not status_swap(agent_id, observed=Status.QUEUED, new=Status.DEPLOYING, last_error=""):
+        current = Agent.objects.filter(pk=agent_id).values_list("status", flat=True).first()
+        if current != Status.DEPLOYING:
+            return None  # stopped, deleted or already provisioned: nothing to do
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None or agent.is_external:
+        return None
+    return agent
+
+
+def _quietly(what: str, agent: Agent, operation) -> None:
+    try:
+        operation()
+    except BackendError as exc:
+        logger.warning("Could not %s the workload of agent %s: %s", what, agent.pk, exc)
+
+
+def _settle_if_not_deploying(backend: RuntimeBackend, agent: Agent, status: str | None) -> bool:
+    """After a stop or delete that raced the job: leave the workload stopped / removed."""
+    if status == Status.DEPLOYING:
+        return False
+    if status is None:
+        _quietly("remove", agent, lambda: backend.remove(agent))
+    elif status == Status.STOPPED:
+        _quietly("stop", agent, lambda: backend.stop(agent))
+    return True
+
+
+@transaction.atomic
+def _record_placement(backend: RuntimeBackend, agent: Agent, placement: Placement) -> bool:
+    """Store where the workload lives; False when a stop or delete got there first."""
+    agent.container_id = placement.container_id
+    agent.container_name = placement.container_name
+    agent.node = placement.node or ""
+    agent.gateway_host_port = placement.host_port
+    locked = Agent.objects.select_for_update().filter(pk=agent.pk).first()
+    if locked is None:
+        return not _settle_if_not_deploying(backend, agent, None)
+    Agent.objects.filter(pk=agent.pk).update(
+        container_id=agent.container_id,
+        container_name=agent.container_name,
+        node=agent.node,
+        gateway_host_port=agent.gateway_host_port,
+    )
+    return not _settle_if_not_deploying(backend, agent, locked.status)
+
+
+def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
+    """Poll until the workload runs and its gateway answers /health; False if the job should
+    stop because the agent left `deploying`. ProvisioningFailed when it cannot come up."""
+    timeout = float(getattr(settings, "AGENT_READY_TIMEOUT_SECONDS", DEFAULT_READY_TIMEOUT_SECONDS))
+    deadline = time.monotonic() + timeout
+    last_seen = "not inspected yet"
+    while True:
+        status = Agent.objects.filter(pk=agent.pk).values_list("status", flat=True).first()
+        if status != Status.DEPLOYING:
+            with transaction.atomic():
+                locked = Agent.objects.select_for_update().filter(pk=agent.pk).values_list("status", flat=True)
+                _settle_if_not_deploying(backend, agent, locked.first())
+            return False
+        try:
+            live = backend.inspect(agent)
+        except BackendError as exc:
+            live, last_seen = None, f"the engine could not be asked ({exc})"
+        if live is not None:
+            if live.crash_looping or live.status in TERMINAL_ENGINE_STATES:
+                code = f" with code {live.exit_code}" if live.exit_code is not None else ""
+                raise ProvisioningFailed(f"The runtime's container stopped{code} while starting ({live.status}).")
+            if live.running and gateway_health(agent):
+                return True
+            last_seen = f"container {live.status}, gateway not answering /health"
+        if time.monotonic() >= deadline:
+            raise ProvisioningFailed(f"The runtime did not become healthy within {timeout:g} s ({last_seen}).")
+        time.sleep(POLL_SECONDS)
+
+
+@transaction.atomic
+def _mark_running(backend: RuntimeBackend, agent: Agent) -> None:
+    locked = Agent.objects.select_for_update().filter(pk=agent.pk).first()
+    if locked is None or locked.status != Status.DEPLOYING:
+        _settle_if_not_deploying(backend, agent, locked.status if locked else None)
+        return
+    locked.status, locked.last_error = Status.RUNNING, ""
+    locked.save(update_fields=["status", "last_error", "updated_at"])
+    agent_event(locked, "agent.running", f"Agent {locked.name} is running.")
+
+
+def agent_provision(*, agent_id) -> None:
+    """The body of the provisioning job (agents.tasks.provision_agent)."""
+    agent = _claim(agent_id)
+    if agent is None:
+        return
+    try:
+        backend = backend_of(agent)
+        usage_token = usage_token_for(agent)
+        Agent.objects.filter(pk=agent.pk).update(usage_token_digest=usage_token_digest(usage_token))
+        placement = backend.create(agent, workload_spec_build(agent=agent, usage_token=usage_token))
+        if not _record_placement(backend, agent, placement):
+            return
+        if _wait_until_up(backend, agent):
+            _mark_running(backend, agent)
+    except BackendError as exc:
+        if exc.transient:
+            raise  # the task retries with backoff, then calls agent_provision_fail
+        agent_provision_fail(agent_id=agent_id, reason=f"The container engine refused the workload: {exc}")
+    except ProvisioningFailed as exc:
+        agent_provision_fail(agent_id=agent_id, reason=str(exc))
+
+
+@transaction.atomic
+def agent_provision_fail(*, agent_id, reason: str) -> None:
+    """End a deploy in `error` with a readable reason (only if it is still being deployed)."""
+    agent = Agent.objects.select_for_update().filter(pk=agent_id).first()
+    if agent is None or agent.status not in (Status.QUEUED, Status.DEPLOYING):
+        return
+    agent.status, agent.last_error = Status.ERROR, reason[:2000]
+    agent.save(update_fields=["status", "last_error", "updated_at"])
+    agent_event(agent, "agent.error", f"Agent {agent.name} failed to deploy: {reason}", reason=reason)

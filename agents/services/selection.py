@@ -1,0 +1,189 @@
+"""What a deploy request resolves to: runtime, placement, sandbox profile, resources, name.
+
+Every rule of the spec's deploy table lives here, so deploy (and later migrations) resolve a
+request the same way. Registered targets come from `agents.backends.registry`; nothing here
+branches on how a target is implemented.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from fleet.api.errors import SessionRequired, ValidationFailed
+from fleet.api.principal import Principal
+
+from ..models import DeployTarget, RuntimeFamily, SandboxProfile
+
+NAME_MAX_LENGTH = 100
+MIN_VCPU = 0.25
+MIN_RAM_MB = 512
+MIN_DISK_GB = 1
+FALLBACK_VCPU, FALLBACK_RAM_MB, FALLBACK_DISK_GB = 1.0, 1024, 10
+DEPLOYABLE_TARGETS = (DeployTarget.DOCKER, DeployTarget.K8S, DeployTarget.REMOTE_DOCKER, DeployTarget.PROXMOX)
+REMOTE_PREFIX = "remote:"
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class DeployRequest:
+    """The parsed body of POST /agents/deploy (types checked; rules not yet applied)."""
+
+    name: str | None = None
+    runtime_family: str | None = None
+    deploy_target: str | None = None
+    execution_target_id: str | None = None
+    sandbox_profile: str | None = None
+    sandbox: str | None = None  # legacy alias of sandbox_profile
+    vcpu: float | None = None
+    ram_mb: float | None = None
+    disk_gb: float | None = None
+    migration_draft_id: str | None = None
+
+
+@dataclass(frozen=True)
+class DeployPlan:
+    name: str
+    runtime_family: str
+    deploy_target: str
+    execution_target_id: str
+    sandbox_profile: str
+    vcpu: float
+    ram_mb: int
+    disk_gb: int
+
+
+def _family_of(execution_target_id: str) -> str | None:
+    if execution_target_id in (DeployTarget.DOCKER, DeployTarget.PROXMOX):
+        return execution_target_id
+    if execution_target_id.startswith("k8s:"):
+        return DeployTarget.K8S
+    if execution_target_id.startswith(REMOTE_PREFIX):
+        return DeployTarget.REMOTE_DOCKER
+    return None
+
+
+def targets_remote_docker(request: DeployRequest) -> bool:
+    return request.deploy_target == DeployTarget.REMOTE_DOCKER or (request.execution_target_id or "").startswith(
+        REMOTE_PREFIX
+    )
+
+
+def refuse_session_only_for_keys(principal: Principal, request: DeployRequest) -> None:
+    """Rule (2) and the migration draft: a key gets 403 session_required before any lookup."""
+    if not principal.is_api_key:
+        return
+    if targets_remote_docker(request):
+        raise SessionRequired("Deploying to Remote Docker needs a signed-in session.")
+    if request.migration_draft_id is not None:
+        raise SessionRequired("migration_draft_id needs a signed-in session.")
+
+
+def clean_name(raw: str | None, *, runtime_family: str) -> str:
+    name = _CONTROL_CHARACTERS.sub("", raw or "").strip()
+    if len(name) > NAME_MAX_LENGTH:
+        raise ValidationFailed({"name": f"Ensure this field has no more than {NAME_MAX_LENGTH} characters."})
+    return name or f"{runtime_family}-agent-{secrets.token_hex(3)}"
+
+
+def _runtime_family(request: DeployRequest) -> str:
+    family = request.runtime_family or settings.DEFAULT_RUNTIME_FAMILY
+    if family not in RuntimeFamily.values:
+        raise ValidationFailed({"runtime_family": f"'{family}' is not a runtime; use openclaw or hermes."})
+    return family
+
+
+def _placement(request: DeployRequest) -> tuple[str, str]:
+    """(deploy_target, execution_target_id), both checked against the registry."""
+    from ..backends import registry
+
+    explicit_id = request.execution_target_id
+    target = request.deploy_target or (explicit_id and _family_of(explicit_id)) or settings.DEFAULT_DEPLOY_TARGET
+    if target not in DEPLOYABLE_TARGETS:
+        raise ValidationFailed({"deploy_target": f"'{target}' is not a deploy target."})
+    if target not in registry.registered_deploy_targets():
+        raise ValidationFailed({"deploy_target": f"The deploy target '{target}' is not available on this server."})
+    execution_target_id = explicit_id or registry.default_execution_target(target)
+    if not execution_target_id:
+        raise ValidationFailed({"execution_target_id": f"Choose a concrete execution target for '{target}'."})
+    if _family_of(execution_target_id) != target:
+        raise ValidationFailed(
+            {"execution_target_id": f"'{execution_target_id}' is not a target of the '{target}' family."}
+        )
+    if not registry.is_registered(execution_target_id):
+        raise ValidationFailed({"execution_target_id": f"The target '{execution_target_id}' is unknown or unavailable."})
+    return target, execution_target_id
+
+
+def _sandbox_profile(request: DeployRequest, *, runtime_family: str, deploy_target: str) -> str:
+    if request.sandbox_profile and request.sandbox and request.sandbox_profile != request.sandbox:
+        raise ValidationFailed({"sandbox_profile": "sandbox_profile and its alias sandbox disagree."})
+    profile = request.sandbox_profile or request.sandbox or SandboxProfile.STANDARD
+    if profile not in SandboxProfile.values:
+        raise ValidationFailed({"sandbox_profile": f"'{profile}' is not a sandbox profile; use standard or nemoclaw."})
+    if profile == SandboxProfile.NEMOCLAW:
+        if profile not in settings.ENABLED_SANDBOX_PROFILES:
+            raise ValidationFailed({"sandbox_profile": "The nemoclaw profile is not enabled on this server."})
+        if runtime_family == RuntimeFamily.HERMES:
+            raise ValidationFailed({"sandbox_profile": "The hermes runtime supports only the standard profile."})
+        if deploy_target == DeployTarget.PROXMOX:
+            raise ValidationFailed({"sandbox_profile": "The nemoclaw profile is not available on proxmox."})
+    return profile
+
+
+def _check_migration_draft(value: str) -> None:
+    """There is no migration feature yet: a session may name a draft, which must be a UUID."""
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        raise ValidationFailed({"migration_draft_id": "Must be a valid UUID."}) from None
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return max(low, min(value, high))
+
+
+def _resources(request: DeployRequest) -> tuple[float, int, int]:
+    vcpu = float(getattr(settings, "DEFAULT_VCPU", None) or FALLBACK_VCPU)
+    ram_mb = int(getattr(settings, "DEFAULT_RAM_MB", None) or FALLBACK_RAM_MB)
+    disk_gb = int(getattr(settings, "DEFAULT_DISK_GB", None) or FALLBACK_DISK_GB)
+    if settings.PLATFORM_MODE == "paas":
+        return vcpu, ram_mb, disk_gb  # rule (1): the platform decides; plans limit counts only
+    for field in ("vcpu", "ram_mb", "disk_gb"):
+        value = getattr(request, field)
+        if value is not None and not math.isfinite(value):
+            raise ValidationFailed({field: "A finite number is required."})
+    if request.vcpu is not None:
+        vcpu = round(_clamp(request.vcpu, MIN_VCPU, settings.MAX_VCPU), 2)
+    if request.ram_mb is not None:
+        ram_mb = int(_clamp(round(request.ram_mb), MIN_RAM_MB, settings.MAX_RAM_MB))
+    if request.disk_gb is not None:
+        disk_gb = int(_clamp(round(request.disk_gb), MIN_DISK_GB, settings.MAX_DISK_GB))
+    return vcpu, ram_mb, disk_gb
+
+
+def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> DeployPlan:
+    """Apply the deploy table and rules (1) to (5) to a parsed request (400/403 on failure)."""
+    refuse_session_only_for_keys(principal, request)
+    if request.migration_draft_id is not None:
+        _check_migration_draft(request.migration_draft_id)
+    runtime_family = _runtime_family(request)
+    name = clean_name(request.name, runtime_family=runtime_family)
+    deploy_target, execution_target_id = _placement(request)
+    profile = _sandbox_profile(request, runtime_family=runtime_family, deploy_target=deploy_target)
+    vcpu, ram_mb, disk_gb = _resources(request)
+    return DeployPlan(
+        name=name,
+        runtime_family=runtime_family,
+        deploy_target=deploy_target,
+        execution_target_id=execution_target_id,
+        sandbox_profile=profile,
+        vcpu=vcpu,
+        ram_mb=ram_mb,
+        disk_gb=disk_gb,
+    )

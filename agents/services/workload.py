@@ -1,0 +1,63 @@
+"""What an agent's workload is made of: image, environment, labels and limits (a WorkloadSpec)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from ..backends.base import WorkloadSpec
+from ..models import Agent, RuntimeFamily
+
+GATEWAY_PORT = 18789  # the port the runtime listens on inside its workload
+LABEL_AGENT_ID = "fleet.agent_id"
+LABEL_MANAGED = "fleet.managed"
+FALLBACK_PUBLIC_URL = "http://localhost:8000"
+
+
+def public_base_url() -> str:
+    """Where runtimes reach the control plane (NORA_PUBLIC_URL, then NEXTAUTH_URL)."""
+    return (settings.NORA_PUBLIC_URL or settings.NEXTAUTH_URL or FALLBACK_PUBLIC_URL).rstrip("/")
+
+
+def usage_url(agent: Agent) -> str:
+    return f"{public_base_url()}/api/agents/{agent.pk}/usage"
+
+
+def runtime_image(runtime_family: str) -> str:
+    if runtime_family == RuntimeFamily.HERMES:
+        return settings.AGENT_IMAGE_HERMES
+    return settings.AGENT_IMAGE_OPENCLAW
+
+
+def runtime_env(agent: Agent, *, usage_token: str, gateway_port: int = GATEWAY_PORT) -> dict[str, str]:
+    """The runtime's own variables (gateway secret and port) plus the usage ingest URL and token."""
+    if agent.runtime_family == RuntimeFamily.HERMES:
+        env = {"API_SERVER_KEY": str(agent.gateway_token), "API_SERVER_PORT": str(gateway_port)}
+    else:
+        env = {"OPENCLAW_GATEWAY_TOKEN": str(agent.gateway_token), "OPENCLAW_GATEWAY_PORT": str(gateway_port)}
+    env["FLEET_AGENT_ID"] = str(agent.pk)
+    env["FLEET_USAGE_URL"] = usage_url(agent)
+    env["FLEET_USAGE_TOKEN"] = usage_token
+    return env
+
+
+def workload_labels(agent: Agent) -> dict[str, str]:
+    return {LABEL_AGENT_ID: str(agent.pk), LABEL_MANAGED: "true"}
+
+
+def workload_name(agent: Agent) -> str:
+    return f"fleet-agent-{agent.pk.hex[:12]}"
+
+
+def workload_spec_build(*, agent: Agent, usage_token: str) -> WorkloadSpec:
+    return WorkloadSpec(
+        agent_id=str(agent.pk),
+        name=agent.container_name or workload_name(agent),
+        runtime_family=agent.runtime_family,
+        image=runtime_image(agent.runtime_family),
+        env=runtime_env(agent, usage_token=usage_token),
+        labels=workload_labels(agent),
+        vcpu=agent.vcpu,
+        ram_mb=agent.ram_mb,
+        disk_gb=agent.disk_gb,
+        gateway_port=GATEWAY_PORT,
+    )
