@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.hashers import check_password, make_password
+from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
@@ -15,11 +15,6 @@ from .bot_protection import bot_protection_verify
 from .locks import registration_lock
 from .models import User
 from .oauth import ProviderIdentity
-
-# A hash of a random password, checked when the email is unknown (or has no password) so a
-# failed login costs the same whether or not the account exists.
-_DUMMY_HASH = make_password("fleet-dummy-password-for-timing")
-
 
 class PasswordNotSet(ApiError):
     default_code = "password_not_set"
@@ -85,11 +80,12 @@ def user_create_first_admin(*, email: str, password: str) -> User | None:
 def user_authenticate(*, email: str, password: str) -> User:
     """The active user with this email and password, or 401 invalid_credentials.
 
-    OAuth-only accounts (no usable password) and unknown emails run the hasher too.
+    Unknown emails and OAuth-only accounts (no usable password) run the default hasher once
+    too, as checking a real password does, so the answer's timing tells nothing.
     """
     user = User.objects.filter(email__iexact=email.strip()).first()
     if user is None or not user.has_usable_password() or not user.is_active:
-        check_password(password, _DUMMY_HASH)
+        make_password(password)
         raise InvalidCredentials("The email or password is incorrect.")
     if not user.check_password(password):
         raise InvalidCredentials("The email or password is incorrect.")

@@ -33,3 +33,9 @@ def paas(settings):
     settings.PLATFORM_MODE = "paas"
     settings.SIGNUP_ENABLED = True
     return settings
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """PBKDF2 takes most of a second per hash; the tests that need its cost set it back."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
