@@ -2,16 +2,24 @@
 
 Every view that acts inside a workspace calls `workspace_access()` (or uses the
 `WorkspaceRole` permission); every queryset that lists workspaces comes from
-`workspaces_visible_to()`. Nothing filters by hand.
+`workspaces_visible_to()` and every "role per workspace" map from `workspace_roles()`.
+Nothing filters by hand.
 
 Rules:
-- a session acts with its membership role; a platform admin who is not a member acts
-  as `admin` (sees and manages, never owns);
-- an API key acts only inside its bound workspace (another workspace: 403 wrong_workspace)
-  and only with the scope the route names (403 missing_scope); its issuer must still be a
-  member (checked when the key is verified);
-- a caller with no role in the workspace gets 404 not_found, a member below the route's
-  role 403 permission_denied.
+- a session acts with its membership role. A platform admin acts with at least `admin`
+  in every workspace (member or not): operators must be able to step in anywhere, and a
+  platform admin who happens to be a viewer member must not have less power there than
+  in a workspace they never joined. They never become `owner` (only the creator is).
+  Listings (`workspaces_visible_to`, `workspace_roles`) still show member workspaces only;
+  a platform admin reaches any other workspace by its id.
+- an API key acts only inside its bound workspace (another existing workspace: 403
+  wrong_workspace) and only with the scope the route names (403 missing_scope). Its role
+  comes from its scopes (`role_of_key`): `agents:write` acts as editor, any other scope as
+  viewer. The verifier (`keys.principal_from_api_key`) already refused keys that are
+  revoked or whose issuer left, and capped the scopes by the issuer's current role.
+- a key on a session-only route gets 403 session_required before any lookup.
+- a caller with no role in the workspace gets 404 not_found (the workspace's existence is
+  not revealed), a member below the route's role 403 permission_denied.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from rest_framework.permissions import BasePermission
 
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
@@ -29,52 +37,71 @@ from fleet.api.principal import Principal
 from .models import Membership, Workspace
 from .roles import Role, role_of_key
 
+WORKSPACE_NOT_FOUND = "Workspace not found."
+
 
 @dataclass(frozen=True)
 class WorkspaceAccess:
     workspace: Workspace
     role: Role
+    # False for a platform admin stepping into a workspace they do not belong to.
+    is_member: bool = True
 
 
 def _parse_uuid(value) -> UUID | None:
     try:
         return value if isinstance(value, UUID) else UUID(str(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         return None
 
 
+def _member_role_subquery(user_id):
+    return Membership.objects.filter(workspace_id=OuterRef("pk"), user_id=user_id).values("role")[:1]
+
+
+def _session_role(principal: Principal, member_role: str | None) -> Role | None:
+    role = Role.parse(member_role) if member_role else None
+    if principal.is_platform_admin:
+        return max(role or Role.ADMIN, Role.ADMIN)
+    return role
+
+
 def workspace_roles(principal: Principal) -> dict[UUID, Role]:
-    """Workspace id -> the principal's role there, for every workspace it may see (one query)."""
+    """Workspace id -> the principal's role there, for every workspace it lists (one query)."""
     if principal.is_api_key:
         role = role_of_key(principal.scopes)
         return {principal.workspace_id: role} if role else {}
     rows = Membership.objects.filter(user_id=principal.user.pk).values_list("workspace_id", "role")
-    return {workspace_id: Role.parse(role) for workspace_id, role in rows}
+    return {workspace_id: _session_role(principal, role) for workspace_id, role in rows}
 
 
 def role_in_workspace(principal: Principal, workspace_id) -> Role | None:
+    """The principal's role in one workspace, or None when it has none (or no such workspace)."""
     workspace_id = _parse_uuid(workspace_id)
     if workspace_id is None:
         return None
     if principal.is_api_key:
         return role_of_key(principal.scopes) if workspace_id == principal.workspace_id else None
-    role = (
-        Membership.objects.filter(user_id=principal.user.pk, workspace_id=workspace_id)
-        .values_list("role", flat=True)
-        .first()
+    row = (
+        Workspace.objects.filter(pk=workspace_id)
+        .annotate(member_role=Subquery(_member_role_subquery(principal.user.pk)))
+        .values_list("member_role", flat=True)
     )
-    if role:
-        return Role.parse(role)
-    if principal.is_platform_admin and Workspace.objects.filter(pk=workspace_id).exists():
-        return Role.ADMIN
-    return None
+    if not row:
+        return None
+    return _session_role(principal, row[0])
 
 
 def workspaces_visible_to(principal: Principal) -> QuerySet[Workspace]:
-    """Workspaces where the principal is a member (a key: only its own workspace)."""
+    """Workspaces the principal lists: its memberships (a key: only its own workspace).
+
+    Filtered with EXISTS rather than a join, so callers can annotate counts over
+    `memberships` without the filter narrowing them.
+    """
     if principal.is_api_key:
         return Workspace.objects.filter(pk=principal.workspace_id)
-    return Workspace.objects.filter(memberships__user_id=principal.user.pk)
+    is_member = Membership.objects.filter(workspace_id=OuterRef("pk"), user_id=principal.user.pk)
+    return Workspace.objects.filter(Exists(is_member))
 
 
 def workspace_access(
@@ -90,27 +117,45 @@ def workspace_access(
     `key_scope` is the scope an API key needs on this route; a key that has it passes
     whatever `min_role` says (the spec matches scopes to the role each route needs).
     Without `key_scope`, keys are held to `min_role` through the role their scopes give.
+    Sessions ignore `key_scope`. One query for a session, at most two for a key.
     """
+    workspace_uuid = _parse_uuid(workspace_id)
     if principal.is_api_key:
         if session_only:
             raise SessionRequired()
-        workspace_uuid = _parse_uuid(workspace_id)
-        if workspace_uuid != principal.workspace_id:
-            if workspace_uuid is None or not Workspace.objects.filter(pk=workspace_uuid).exists():
-                raise NotFound("Workspace not found.")
-            raise WrongWorkspace()
-        if key_scope is not None and not principal.has_scope(key_scope):
-            raise MissingScope(f"The API key lacks the scope '{key_scope}'.")
-    role = role_in_workspace(principal, workspace_id)
+        return _key_access(principal, workspace_uuid, min_role=min_role, key_scope=key_scope)
+    if workspace_uuid is None:
+        raise NotFound(WORKSPACE_NOT_FOUND)
+    workspace = (
+        Workspace.objects.filter(pk=workspace_uuid)
+        .annotate(member_role=Subquery(_member_role_subquery(principal.user.pk)))
+        .first()
+    )
+    role = _session_role(principal, workspace.member_role) if workspace else None
     if role is None:
-        raise NotFound("Workspace not found.")
-    workspace = Workspace.objects.filter(pk=workspace_id).first()
-    if workspace is None:
-        raise NotFound("Workspace not found.")
-    if principal.is_api_key and key_scope is not None:
-        return WorkspaceAccess(workspace, max(role, min_role))
+        raise NotFound(WORKSPACE_NOT_FOUND)
     if role < min_role:
         raise Forbidden(f"This needs the role '{min_role.label}' in the workspace.")
+    return WorkspaceAccess(workspace, role, is_member=workspace.member_role is not None)
+
+
+def _key_access(principal: Principal, workspace_uuid: UUID | None, *, min_role: Role, key_scope: str | None):
+    if workspace_uuid != principal.workspace_id:
+        if workspace_uuid is None or not Workspace.objects.filter(pk=workspace_uuid).exists():
+            raise NotFound(WORKSPACE_NOT_FOUND)
+        raise WrongWorkspace()
+    if key_scope is not None and not principal.has_scope(key_scope):
+        raise MissingScope(f"The API key lacks the scope '{key_scope}'.")
+    workspace = Workspace.objects.filter(pk=workspace_uuid).first()
+    if workspace is None:
+        raise NotFound(WORKSPACE_NOT_FOUND)
+    role = role_of_key(principal.scopes)
+    if role is None:
+        raise MissingScope("The API key has no scope left that allows anything here.")
+    if key_scope is not None:
+        return WorkspaceAccess(workspace, max(role, min_role))
+    if role < min_role:
+        raise MissingScope(f"The API key's scopes do not give the role '{min_role.label}' this route needs.")
     return WorkspaceAccess(workspace, role)
 
 

@@ -1,4 +1,9 @@
-"""Workspace API keys: `fk_` + 32 random bytes (base64url), stored as an HMAC-SHA256 digest."""
+"""Workspace API keys: `fk_` + 32 random bytes (base64url), stored as an HMAC-SHA256 digest.
+
+A key works only while it is unrevoked, its workspace exists (keys cascade with it), and
+its issuer is an active member of that workspace. Its scopes are capped by the issuer's
+current role, so demoting the issuer to viewer also takes `agents:write` from their keys.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,16 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from fleet.api.principal import API_KEY, Principal
 
+from .roles import Role, scopes_allowed_for
+
 KEY_PREFIX = "fk_"
 VISIBLE_PREFIX_LENGTH = 11  # "fk_" + 8 characters, enough to tell keys apart in lists
+MAX_KEY_LENGTH = 200  # anything longer is not one of ours; refuse before hashing
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # avoid a write on every request
 
 
@@ -26,22 +35,30 @@ def api_key_digest(raw_key: str) -> str:
     return hmac.new(settings.SECRET_KEY.encode(), raw_key.encode(), hashlib.sha256).hexdigest()
 
 
+def api_key_prefix(raw_key: str) -> str:
+    return raw_key[:VISIBLE_PREFIX_LENGTH]
+
+
 def principal_from_api_key(raw_key: str) -> Principal | None:
-    """FLEET_API_KEY_VERIFIER: an active key whose issuer is still a member of its workspace."""
+    """FLEET_API_KEY_VERIFIER: the principal of an active key, or None (one query)."""
     from .models import ApiKey, Membership
 
-    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 200:
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > MAX_KEY_LENGTH:
         return None
     digest = api_key_digest(raw_key)
+    issuer_role = Membership.objects.filter(
+        workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id")
+    ).values("role")[:1]
     key = (
         ApiKey.objects.select_related("created_by")
+        .annotate(issuer_role=Subquery(issuer_role))
         .filter(digest=digest, revoked_at__isnull=True, created_by__is_active=True)
         .first()
     )
     # The lookup is by digest; compare again in constant time so timing says nothing.
     if key is None or not hmac.compare_digest(key.digest, digest):
         return None
-    if not Membership.objects.filter(workspace_id=key.workspace_id, user_id=key.created_by_id).exists():
+    if key.issuer_role is None:  # the issuer left the workspace
         return None
     now = timezone.now()
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
@@ -51,5 +68,5 @@ def principal_from_api_key(raw_key: str) -> Principal | None:
         kind=API_KEY,
         api_key_id=key.id,
         workspace_id=key.workspace_id,
-        scopes=frozenset(key.scopes),
+        scopes=frozenset(key.scopes) & scopes_allowed_for(Role.parse(key.issuer_role)),
     )

@@ -30,7 +30,13 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=("workspace", "user"), name="workspaces_membership_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=("workspace", "user"), name="workspaces_membership_unique"),
+            # The creator is the one owner; `owner` is never granted to anyone else.
+            models.UniqueConstraint(
+                fields=("workspace",), condition=models.Q(role="owner"), name="workspaces_membership_one_owner"
+            ),
+        ]
         indexes = [models.Index(fields=("user", "workspace"))]
 
     def __str__(self) -> str:

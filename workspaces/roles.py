@@ -1,4 +1,4 @@
-"""Workspace roles, lowest to highest: viewer < editor < admin < owner."""
+"""Workspace roles, lowest to highest: viewer < editor < admin < owner; and key scopes."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ class Role(IntEnum):
     def choices(cls) -> list[tuple[str, str]]:
         return [(r.label, r.label.capitalize()) for r in cls]
 
+    @classmethod
+    def grantable(cls) -> tuple["Role", ...]:
+        """Roles a member can be given; `owner` belongs to the creator and is never granted."""
+        return (cls.VIEWER, cls.EDITOR, cls.ADMIN)
+
 
 class Scope:
     AGENTS_READ = "agents:read"
@@ -38,3 +43,10 @@ def role_of_key(scopes) -> Role | None:
     if scopes:
         return Role.VIEWER
     return None
+
+
+def scopes_allowed_for(role: Role) -> frozenset[str]:
+    """Scopes a key may exercise while its issuer holds `role`: a key never outranks its issuer."""
+    if role >= Role.EDITOR:
+        return frozenset(Scope.ALL)
+    return frozenset((Scope.AGENTS_READ, Scope.WORKSPACES_READ))

@@ -1,3 +1,26 @@
-"""Routes under /api/ (paths have no trailing slash, as in the spec)."""
+"""Routes under /api/ (paths have no trailing slash, as in the spec).
 
-urlpatterns: list = []
+Only `<uuid:...>` converters after `workspaces/`: `workspaces/cost` and the agents' and
+alerts' sub-routes of a workspace belong to other apps and must fall through to them.
+"""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("workspaces", api.WorkspaceListApi.as_view(), name="workspace-list"),
+    path("workspaces/<uuid:workspace_id>", api.WorkspaceDetailApi.as_view(), name="workspace-detail"),
+    path("workspaces/<uuid:workspace_id>/members", api.MemberListApi.as_view(), name="workspace-member-list"),
+    path(
+        "workspaces/<uuid:workspace_id>/members/<uuid:user_id>",
+        api.MemberDetailApi.as_view(),
+        name="workspace-member-detail",
+    ),
+    path("workspaces/<uuid:workspace_id>/api-keys", api.ApiKeyListApi.as_view(), name="workspace-api-key-list"),
+    path(
+        "workspaces/<uuid:workspace_id>/api-keys/<uuid:key_id>",
+        api.ApiKeyDetailApi.as_view(),
+        name="workspace-api-key-detail",
+    ),
+]

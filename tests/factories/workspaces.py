@@ -1,6 +1,6 @@
 import factory
 
-from workspaces.keys import api_key_digest, api_key_generate, VISIBLE_PREFIX_LENGTH
+from workspaces.keys import api_key_digest, api_key_generate, api_key_prefix
 from workspaces.models import ApiKey, Membership, Workspace
 from workspaces.roles import Role
 
@@ -12,6 +12,7 @@ class WorkspaceFactory(factory.django.DjangoModelFactory):
 
     class Meta:
         model = Workspace
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"Workspace {n}")
     owner = factory.SubFactory(UserFactory)
@@ -31,6 +32,12 @@ class MembershipFactory(factory.django.DjangoModelFactory):
     role = Role.VIEWER.label
 
 
+def make_member(workspace, role: Role | str, user=None):
+    """A user who is a member of `workspace` with `role`."""
+    label = role.label if isinstance(role, Role) else role
+    return MembershipFactory(workspace=workspace, user=user or UserFactory(), role=label).user
+
+
 def make_api_key(*, workspace, created_by=None, scopes=("agents:read",), name="test key") -> tuple[ApiKey, str]:
     """An API key row and its raw secret (the secret is what a client sends)."""
     raw = api_key_generate()
@@ -38,7 +45,7 @@ def make_api_key(*, workspace, created_by=None, scopes=("agents:read",), name="t
         workspace=workspace,
         created_by=created_by or workspace.owner,
         name=name,
-        prefix=raw[:VISIBLE_PREFIX_LENGTH],
+        prefix=api_key_prefix(raw),
         digest=api_key_digest(raw),
         scopes=list(scopes),
     )

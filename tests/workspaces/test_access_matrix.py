@@ -1,0 +1,140 @@
+"""Every workspace route against every kind of caller: who gets what status and code."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories.accounts import UserFactory
+from tests.factories.workspaces import make_api_key, make_member
+from workspaces.models import ApiKey, Membership, Workspace
+from workspaces.roles import Role
+
+from .conftest import ALL_CALLERS
+
+OK, CREATED = (200, None), (201, None)
+NOT_FOUND = (404, "not_found")
+DENIED = (403, "permission_denied")
+NO_SCOPE = (403, "missing_scope")
+SESSION = (403, "session_required")
+ANON = (401, "not_authenticated")
+KEYS_REFUSED = {"key_agents_read": SESSION, "key_agents_write": SESSION, "key_workspaces_read": SESSION}
+
+
+def _expect(**overrides):
+    """Start from 'every member may', then override per caller."""
+    table = {c: OK for c in ALL_CALLERS}
+    table["anonymous"] = ANON
+    table.update(overrides)
+    return table
+
+
+def _targets(tenancy) -> dict:
+    workspace = tenancy.workspace
+    return {
+        "ws": workspace.id,
+        "newcomer": UserFactory(email="newcomer@example.com"),
+        "member": make_member(workspace, Role.VIEWER),
+        "key": make_api_key(workspace=workspace, scopes=["agents:read"], name="target")[0],
+    }
+
+
+ROUTES = {
+    "list workspaces": (
+        "get", lambda t: "/api/workspaces", None,
+        _expect(key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+    ),
+    "create workspace": (
+        "post", lambda t: "/api/workspaces", lambda t: {"name": "New"},
+        _expect(**{c: CREATED for c in ("owner", "admin", "editor", "viewer", "outsider", "platform_admin")},
+                **KEYS_REFUSED),
+    ),
+    "get workspace": (
+        "get", lambda t: f"/api/workspaces/{t['ws']}", None,
+        _expect(outsider=NOT_FOUND, key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+    ),
+    "delete workspace": (
+        "delete", lambda t: f"/api/workspaces/{t['ws']}", None,
+        _expect(admin=DENIED, editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, platform_admin=DENIED,
+                **KEYS_REFUSED),
+    ),
+    "list members": (
+        "get", lambda t: f"/api/workspaces/{t['ws']}/members", None,
+        _expect(outsider=NOT_FOUND, key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+    ),
+    "add member": (
+        "post", lambda t: f"/api/workspaces/{t['ws']}/members", lambda t: {"email": t["newcomer"].email, "role": "editor"},
+        _expect(owner=CREATED, admin=CREATED, platform_admin=CREATED, editor=DENIED, viewer=DENIED,
+                outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "change member role": (
+        "patch", lambda t: f"/api/workspaces/{t['ws']}/members/{t['member'].id}", lambda t: {"role": "editor"},
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "remove member": (
+        "delete", lambda t: f"/api/workspaces/{t['ws']}/members/{t['member'].id}", None,
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "list api keys": (
+        "get", lambda t: f"/api/workspaces/{t['ws']}/api-keys", None,
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "create api key": (
+        "post", lambda t: f"/api/workspaces/{t['ws']}/api-keys", lambda t: {"name": "ci", "scopes": ["agents:read"]},
+        # A platform admin who is not a member would mint a key that can never work.
+        _expect(owner=CREATED, admin=CREATED, editor=DENIED, viewer=DENIED, outsider=NOT_FOUND,
+                platform_admin=DENIED, **KEYS_REFUSED),
+    ),
+    "revoke api key": (
+        "delete", lambda t: f"/api/workspaces/{t['ws']}/api-keys/{t['key'].id}", None,
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+}
+
+CASES = [
+    pytest.param(route, caller, id=f"{route}-{caller}") for route in ROUTES for caller in ALL_CALLERS
+]
+
+
+@pytest.mark.parametrize(("route", "caller"), CASES)
+def test_each_caller_gets_the_status_the_rules_give(tenancy, route, caller):
+    method, path, body, expected = ROUTES[route]
+    targets = _targets(tenancy)
+    kwargs = {"format": "json"} if body else {}
+    if body:
+        kwargs["data"] = body(targets)
+    response = getattr(tenancy.client(caller), method)(path(targets), **kwargs)
+
+    status, code = expected[caller]
+    assert response.status_code == status, response.content
+    if code:
+        assert response.json()["code"] == code
+
+
+def _state(tenancy, targets) -> tuple:
+    workspace = tenancy.workspace
+    return (
+        Workspace.objects.filter(pk=workspace.pk).exists(),
+        sorted(Membership.objects.filter(workspace=workspace).values_list("user_id", "role")),
+        ApiKey.objects.filter(pk=targets["key"].pk, revoked_at__isnull=True).exists(),
+        ApiKey.objects.filter(workspace=workspace).count(),
+        Workspace.objects.count(),
+    )
+
+
+REFUSED_WRITES = [
+    (route, caller)
+    for route, (method, _path, _body, expected) in ROUTES.items()
+    if method != "get"
+    for caller in ALL_CALLERS
+    if expected[caller][0] >= 400
+]
+
+
+@pytest.mark.parametrize(("route", "caller"), [pytest.param(r, c, id=f"{r}-{c}") for r, c in REFUSED_WRITES])
+def test_a_refused_write_changes_nothing(tenancy, route, caller):
+    method, path, body, _expected = ROUTES[route]
+    targets = _targets(tenancy)
+    before = _state(tenancy, targets)
+    kwargs = {"format": "json", "data": body(targets)} if body else {}
+    getattr(tenancy.client(caller), method)(path(targets), **kwargs)
+    assert _state(tenancy, targets) == before

@@ -1,0 +1,84 @@
+"""Reads of workspaces, members and keys. Access is decided in `workspaces.access` first."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from fleet.api.errors import NotFound
+from fleet.api.principal import Principal
+
+from .access import workspace_roles, workspaces_visible_to
+from .models import ApiKey, Membership, Workspace
+from .roles import Role
+
+
+def _with_counts(workspaces: QuerySet[Workspace]) -> QuerySet[Workspace]:
+    """Annotate `member_count` and `agent_count`.
+
+    Members are counted in a subquery so the agent join cannot multiply them; agents
+    through the reverse relation of agents.WorkspaceAgent (no import of the agents app).
+    """
+    members = (
+        Membership.objects.filter(workspace_id=OuterRef("pk"))
+        .order_by()
+        .values("workspace_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return workspaces.annotate(
+        member_count=Coalesce(Subquery(members, output_field=IntegerField()), 0),
+        agent_count=Count("agent_assignments", distinct=True),
+    )
+
+
+def _rows(workspaces: QuerySet[Workspace], roles: dict[UUID, Role]) -> list[dict]:
+    rows = _with_counts(workspaces).values("id", "name", "owner_id", "created_at", "member_count", "agent_count")
+    return [
+        {
+            "id": row["id"],
+            "name": row["name"],
+            "user_id": row["owner_id"],
+            "created_at": row["created_at"],
+            "role": roles[row["id"]].label,
+            "agent_count": row["agent_count"],
+            "member_count": row["member_count"],
+        }
+        for row in rows
+        if row["id"] in roles
+    ]
+
+
+def workspace_list(*, principal: Principal) -> list[dict]:
+    """Every workspace the principal lists, newest first, with its role and counts."""
+    return _rows(workspaces_visible_to(principal), workspace_roles(principal))
+
+
+def workspace_summary(*, workspace: Workspace, role: Role) -> dict:
+    """One workspace in the list shape, for a caller whose role is already known."""
+    return _rows(Workspace.objects.filter(pk=workspace.pk), {workspace.pk: role})[0]
+
+
+def membership_list(*, workspace: Workspace) -> QuerySet[Membership]:
+    return Membership.objects.filter(workspace=workspace).select_related("user").order_by("created_at", "pk")
+
+
+def membership_get(*, workspace: Workspace, user_id: UUID) -> Membership:
+    membership = Membership.objects.filter(workspace=workspace, user_id=user_id).select_related("user").first()
+    if membership is None:
+        raise NotFound("No such member in this workspace.")
+    return membership
+
+
+def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:
+    """Active keys; revoked ones stay visible in the admin console only."""
+    return ApiKey.objects.filter(workspace=workspace, revoked_at__isnull=True).order_by("-created_at")
+
+
+def api_key_get(*, workspace: Workspace, key_id: UUID) -> ApiKey:
+    key = api_key_list(workspace=workspace).filter(pk=key_id).first()
+    if key is None:
+        raise NotFound("No such API key in this workspace.")
+    return key
