@@ -12,8 +12,8 @@ from tests.factories.accounts import AdminFactory, UserFactory
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
-# Real-service fixtures: http_receiver, smtp_server, celery_worker_live.
-pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery"]
+# Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
+pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
 
 
 def need_service(available: bool, reason: str) -> None:

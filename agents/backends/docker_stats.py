@@ -48,7 +48,8 @@ def cpu_percent(stats: dict) -> float:
     cpu_delta = usage.get("total_usage", 0) - (pre.get("cpu_usage") or {}).get("total_usage", 0)
     system_delta = cpu.get("system_cpu_usage", 0) - pre.get("system_cpu_usage", 0)
     online = cpu.get("online_cpus") or len(usage.get("percpu_usage") or []) or 1
-    if cpu_delta <= 0 or system_delta <= 0:
+    # No previous sample (a one-shot read): a delta from zero would be a lifetime average.
+    if not pre.get("system_cpu_usage") or cpu_delta <= 0 or system_delta <= 0:
         return 0.0
     return cpu_delta / system_delta * online * 100.0
 

@@ -1,0 +1,57 @@
+"""execution_target_id -> backend: only registered targets resolve, none is guessed."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.backends import registry
+from agents.backends.base import RuntimeBackend
+from agents.backends.docker import DockerBackend
+from agents.backends.registry import Target, UnknownTarget
+from tests.agents.backends.support import FakeAgent
+
+
+def test_the_docker_target_resolves_to_a_docker_backend_that_follows_the_protocol():
+    backend = registry.backend_for_target("docker")
+    assert isinstance(backend, DockerBackend)
+    assert isinstance(backend, RuntimeBackend)
+
+
+def test_backend_for_reads_the_agents_execution_target():
+    assert isinstance(registry.backend_for(FakeAgent(execution_target_id="docker")), DockerBackend)
+
+
+@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "remote:host-1", "docker:extra", "proxmox"])
+def test_targets_without_a_registered_backend_raise_unknown_target(target_id):
+    assert not registry.is_registered(target_id)
+    with pytest.raises(UnknownTarget):
+        registry.backend_for_target(target_id)
+
+
+def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
+    with pytest.raises(ValueError, match="k8s:nope"):
+        registry.backend_for_target("k8s:nope")
+
+
+def test_only_docker_is_a_registered_deploy_target_so_far():
+    assert registry.registered_deploy_targets() == {"docker"}
+    assert registry.is_registered("docker")
+
+
+def test_docker_is_its_own_default_execution_target():
+    assert registry.default_execution_target("docker") == "docker"
+
+
+def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
+    monkeypatch.setitem(
+        registry.TARGETS, "k8s", Target(deploy_target="k8s", needs_id=True, factory=lambda target_id: DockerBackend())
+    )
+    assert registry.default_execution_target("k8s") is None
+    assert registry.is_registered("k8s:cluster-1")
+    assert not registry.is_registered("k8s")
+    assert registry.registered_deploy_targets() == {"docker", "k8s"}
+
+
+def test_a_deploy_target_nobody_registered_has_no_default():
+    assert registry.default_execution_target("remote-docker") is None
+    assert registry.default_execution_target("nonsense") is None

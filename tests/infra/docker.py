@@ -1,0 +1,120 @@
+"""The real Docker engine for tests (DESIGN.md section 6) and the local test runtime image.
+
+    def test_deploy_runs_a_container(docker_engine, docker_settings):
+        ... the Docker backend now drives the test engine, on the host network, with
+        fleet-test-runtime:latest, which serves GET /health on the port it is given ...
+        docker_engine.containers.list(filters={"label": "fleet.managed=true"})
+
+`docker_engine` is a docker.DockerClient for FLEET_TEST_DOCKER_HOST. When that is unset and we
+are root on a machine with dockerd, the fixture runs .ci/docker-up.sh itself. Containers made
+while `docker_settings` is active carry this session's label (other sessions may share the
+engine) and are removed after each test module.
+
+The image (tests/infra/images) answers /health with 200 and /env with the names of the
+environment variables it got; `docker exec <id> allocate 64` holds 64 MB of memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import docker
+import pytest
+from docker import errors as docker_errors
+
+from tests.conftest import need_service
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_IMAGE = "fleet-test-runtime:latest"
+SESSION_LABEL = "fleet.test_session"
+SESSION_ID = uuid.uuid4().hex[:12]
+
+_engine: docker.DockerClient | None = None  # set once a test has used the engine
+
+
+def _start_local_engine() -> tuple[str | None, str]:
+    """(socket URL, "") from .ci/docker-up.sh, or (None, why not)."""
+    if os.geteuid() != 0 or not shutil.which("dockerd"):
+        return None, "no Docker engine: set FLEET_TEST_DOCKER_HOST or run .ci/docker-up.sh as root"
+    try:
+        result = subprocess.run(
+            [str(ROOT / ".ci" / "docker-up.sh")], capture_output=True, text=True, timeout=600
+        )
+    except subprocess.TimeoutExpired:
+        return None, ".ci/docker-up.sh did not finish within 10 minutes"
+    last_line = (result.stdout.strip().splitlines() or [""])[-1]
+    if result.returncode != 0 or "FLEET_TEST_DOCKER_HOST=" not in last_line:
+        return None, f".ci/docker-up.sh failed: {result.stderr.strip()[-500:]}"
+    return last_line.split("=", 1)[1], ""
+
+
+def _ensure_test_image(client: docker.DockerClient, url: str) -> str:
+    """"" when the test image exists (building it if needed), else why it could not."""
+    try:
+        client.images.get(TEST_IMAGE)
+        return ""
+    except docker_errors.ImageNotFound:
+        pass
+    build = ROOT / "tests" / "infra" / "images" / "build.sh"
+    result = subprocess.run(
+        [str(build), TEST_IMAGE], capture_output=True, text=True, timeout=300, env={**os.environ, "DOCKER_HOST": url}
+    )
+    return "" if result.returncode == 0 else f"building {TEST_IMAGE} failed: {result.stderr.strip()[-500:]}"
+
+
+@pytest.fixture(scope="session")
+def docker_engine_url() -> str:
+    url = os.environ.get("FLEET_TEST_DOCKER_HOST", "")
+    reason = ""
+    if not url:
+        url, reason = _start_local_engine()
+    need_service(bool(url), reason)
+    return url
+
+
+@pytest.fixture(scope="session")
+def docker_engine(docker_engine_url) -> docker.DockerClient:
+    global _engine
+    try:
+        client = docker.DockerClient(base_url=docker_engine_url, version="auto", timeout=60)
+        client.ping()
+    except docker_errors.DockerException as exc:
+        need_service(False, f"the Docker engine at {docker_engine_url} does not answer: {exc}")
+    problem = _ensure_test_image(client, docker_engine_url)
+    need_service(not problem, problem)
+    _engine = client
+    yield client
+    _engine = None
+    client.close()
+
+
+@pytest.fixture
+def docker_settings(settings, docker_engine, docker_engine_url):
+    """Point the Docker backend at the test engine, on the host network, with the test image."""
+    settings.DOCKER_HOST = docker_engine_url
+    settings.DOCKER_NETWORK_MODE = "host"
+    settings.AGENT_IMAGE_OPENCLAW = TEST_IMAGE
+    settings.AGENT_IMAGE_HERMES = TEST_IMAGE
+    settings.DOCKER_CONTAINER_LABELS = {**settings.DOCKER_CONTAINER_LABELS, SESSION_LABEL: SESSION_ID}
+    return settings
+
+
+def remove_session_containers(client: docker.DockerClient) -> None:
+    """Remove the fleet containers this test session created (never another session's)."""
+    labels = ["fleet.managed=true", f"{SESSION_LABEL}={SESSION_ID}"]
+    for container in client.containers.list(all=True, filters={"label": labels}):
+        try:
+            container.remove(force=True, v=True)
+        except docker_errors.NotFound:
+            pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_docker_containers_after_module():
+    yield
+    if _engine is not None:
+        remove_session_containers(_engine)
