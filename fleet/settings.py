@@ -250,6 +250,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_PAGINATION_CLASS": None,
+    # Proxies in front of the app whose X-Forwarded-For is trusted; 0 ignores the header, so a
+    # client cannot dodge per-IP rate limits by inventing addresses. Behind one proxy, set 1.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fleet API",
