@@ -291,6 +291,9 @@ class DockerBackend:
         except docker_errors.ImageNotFound:
             self._pull(client, spec.image)
             return client.containers.create(**options)
+        except docker_errors.NotFound as exc:
+            # Not our container missing: something the container needs (a network, a volume).
+            raise BackendError(f"The Docker engine could not create the container: {exc.explanation}") from exc
 
     def _pull(self, client: docker.DockerClient, image: str) -> None:
         try:

@@ -181,3 +181,16 @@ def test_the_gateway_endpoint_is_the_loopback_and_the_host_port(backend, deploye
 def test_a_remote_engine_is_reached_at_its_own_host():
     backend = DockerBackend(host="tcp://10.1.2.3:2376")
     assert backend.gateway_endpoint(FakeAgent(gateway_host_port=19042)) == ("10.1.2.3", 19042)
+
+
+def test_bridge_mode_publishes_the_gateway_port_on_the_allocated_host_port(docker_engine):
+    # This engine has no bridge network, so the container runs unreachable; its config is the point.
+    backend = DockerBackend(network_mode="bridge")
+    agent = FakeAgent()
+    placement = backend.create(agent, spec_for(agent))
+
+    container = docker_engine.containers.get(placement.container_id)
+    bindings = container.attrs["HostConfig"]["PortBindings"]
+    assert [b["HostPort"] for b in bindings["18789/tcp"]] == [str(placement.host_port)]
+    assert "OPENCLAW_GATEWAY_PORT=18789" in container.attrs["Config"]["Env"]  # listens on its own port
+    assert container.labels["fleet.host_port"] == str(placement.host_port)
