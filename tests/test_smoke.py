@@ -82,3 +82,14 @@ def test_every_gunicorn_option_in_the_procfile_is_known_to_the_installed_gunicor
     ).stdout
     for option in re.findall(r"(--[a-z-]+)", _procfile()["web"]):
         assert re.search(rf"{option}\b", known), f"gunicorn does not know {option}"
+
+
+def test_every_variable_settings_reads_is_documented_in_configuration_md():
+    source = (ROOT / "fleet" / "settings.py").read_text()
+    read = set(re.findall(r'env\.\w+\(\s*"([A-Z][A-Z0-9_]*)"', source))
+    read |= set(re.findall(r'os\.environ\.get\(\s*"([A-Z][A-Z0-9_]*)"', source))
+    docs = (ROOT / "docs" / "configuration.md").read_text()
+    documented = set(re.findall(r"^\| `([A-Z][A-Z0-9_]*)` \|", docs, flags=re.MULTILINE))
+
+    assert len(read) > 40  # the pattern still finds the settings
+    assert sorted(read - documented) == []
