@@ -1,0 +1,182 @@
+"""GET /api/agents: visibility, roles, workspaces[] and a constant number of queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import client_for
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
+from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+
+from .conftest import shared_agent
+
+pytestmark = pytest.mark.django_db
+
+
+def _ids(response):
+    return [row["id"] for row in response.json()]
+
+
+def test_it_lists_owned_and_shared_agents_newest_first(tenancy):
+    shared = shared_agent(tenancy)
+    own = AgentFactory(owner=tenancy.editor)
+    AgentFactory()  # someone else's, not shared
+
+    response = tenancy.client("editor").get("/api/agents")
+
+    assert response.status_code == 200
+    assert _ids(response) == [str(own.id), str(shared.id)]
+
+
+def test_each_row_carries_role_ownership_and_workspaces(tenancy):
+    agent = shared_agent(tenancy, name="alpha")
+
+    rows = {r["id"]: r for r in tenancy.client("editor").get("/api/agents").json()}
+    row = rows[str(agent.id)]
+
+    assert row["effectiveRole"] == "editor"
+    assert row["isDirectOwner"] is False
+    assert row["workspaces"] == [{"id": str(tenancy.workspace.id), "name": tenancy.workspace.name, "role": "member"}]
+    for field in ("name", "status", "sandbox_type", "vcpu", "ram_mb", "disk_gb", "node", "container_id", "created_at"):
+        assert field in row
+
+
+def test_the_direct_owner_is_owner_even_when_only_a_viewer_of_the_workspace(tenancy):
+    agent = shared_agent(tenancy)
+
+    row = tenancy.client("owner").get("/api/agents").json()[0]
+
+    assert row["id"] == str(agent.id)
+    assert row["effectiveRole"] == "owner"
+    assert row["isDirectOwner"] is True
+
+
+def test_the_highest_workspace_role_wins(tenancy):
+    agent = shared_agent(tenancy)
+    second = WorkspaceFactory()
+    MembershipFactory(workspace=second, user=tenancy.viewer, role="admin")
+    WorkspaceAgentFactory(workspace=second, agent=agent)
+
+    row = tenancy.client("viewer").get("/api/agents").json()[0]
+
+    assert row["effectiveRole"] == "admin"
+    assert {w["id"] for w in row["workspaces"]} == {str(tenancy.workspace.id), str(second.id)}
+
+
+def test_workspaces_the_caller_is_not_in_are_not_revealed(tenancy):
+    agent = shared_agent(tenancy)
+    WorkspaceAgentFactory(workspace=WorkspaceFactory(name="secret"), agent=agent)
+
+    row = tenancy.client("editor").get("/api/agents").json()[0]
+
+    assert [w["name"] for w in row["workspaces"]] == [tenancy.workspace.name]
+
+
+def test_scope_owned_lists_only_direct_ownership(tenancy):
+    shared_agent(tenancy)
+    own = AgentFactory(owner=tenancy.editor)
+
+    response = tenancy.client("editor").get("/api/agents?scope=owned")
+
+    assert _ids(response) == [str(own.id)]
+
+
+def test_an_unknown_scope_is_a_validation_error(tenancy):
+    response = tenancy.client("editor").get("/api/agents?scope=everything")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+
+
+def test_an_outsider_sees_nothing(tenancy):
+    shared_agent(tenancy)
+
+    assert tenancy.client("outsider").get("/api/agents").json() == []
+
+
+def test_a_platform_admin_sees_every_agent_as_admin(tenancy):
+    agent = shared_agent(tenancy)
+    loner = AgentFactory()
+
+    rows = {r["id"]: r for r in tenancy.client("platform_admin").get("/api/agents").json()}
+
+    assert set(rows) == {str(agent.id), str(loner.id)}
+    assert rows[str(loner.id)]["effectiveRole"] == "admin"
+    assert rows[str(loner.id)]["workspaces"] == []
+
+
+@pytest.mark.parametrize(("scopes", "role"), [("agents:read", "viewer"), ("agents:write", "editor")])
+def test_a_key_sees_only_its_workspace_with_the_role_of_its_scopes(tenancy, scopes, role):
+    agent = shared_agent(tenancy)
+    AgentFactory(owner=tenancy.workspace_owner)  # the issuer's own agent, not in the workspace
+    elsewhere = AgentFactory()
+    WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=elsewhere)
+
+    rows = tenancy.client(f"key:{scopes}").get("/api/agents").json()
+
+    assert [r["id"] for r in rows] == [str(agent.id)]
+    assert rows[0]["effectiveRole"] == role
+
+
+def test_a_key_with_scope_owned_sees_only_its_issuers_agents_in_its_workspace(tenancy):
+    shared_agent(tenancy)  # owned by tenancy.owner, not the issuer
+    mine = AgentFactory(owner=tenancy.workspace_owner)
+    WorkspaceAgentFactory(workspace=tenancy.workspace, agent=mine)
+    AgentFactory(owner=tenancy.workspace_owner)  # the issuer's, outside the workspace
+
+    rows = tenancy.client("key:agents:read").get("/api/agents?scope=owned").json()
+
+    assert [r["id"] for r in rows] == [str(mine.id)]
+
+
+def test_a_key_of_another_workspace_sees_nothing_of_this_one(tenancy):
+    shared_agent(tenancy)
+
+    assert tenancy.client("other-key").get("/api/agents").json() == []
+
+
+def test_a_key_without_agent_scopes_is_refused(tenancy):
+    response = tenancy.client("key:workspaces:read").get("/api/agents")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "missing_scope"
+
+
+def test_no_credential_is_401(tenancy):
+    response = tenancy.client("anonymous").get("/api/agents")
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "not_authenticated"
+
+
+def _populate(user, *, agents: int, workspaces: int):
+    spaces = [WorkspaceFactory() for _ in range(workspaces)]
+    for space in spaces:
+        MembershipFactory(workspace=space, user=user, role="editor")
+    for i in range(agents):
+        agent = AgentFactory()
+        WorkspaceAgentFactory(workspace=spaces[i % workspaces], agent=agent)
+        WorkspaceAgentFactory(workspace=spaces[(i + 1) % workspaces], agent=agent)
+
+
+def _count_queries(client, django_assert_max_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get("/api/agents")
+    assert response.status_code == 200
+    return len(captured.captured_queries), len(response.json())
+
+
+def test_the_number_of_queries_does_not_grow_with_agents_or_workspaces(user, django_assert_max_num_queries):
+    client = client_for(user)
+    _populate(user, agents=10, workspaces=2)
+    small, listed_small = _count_queries(client, django_assert_max_num_queries)
+    _populate(user, agents=90, workspaces=20)
+    large, listed_large = _count_queries(client, django_assert_max_num_queries)
+
+    assert (listed_small, listed_large) == (10, 100)
+    assert small == large
+    with django_assert_max_num_queries(4):
+        client.get("/api/agents")
