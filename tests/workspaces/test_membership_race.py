@@ -1,0 +1,104 @@
+"""Concurrent adds of the same member leave one row; the loser gets 409 (real PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection, connections, transaction
+
+from tests.conftest import client_for, need_service
+from tests.factories.accounts import UserFactory
+from tests.factories.workspaces import WorkspaceFactory
+from workspaces.models import Membership
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only():
+    need_service(connection.vendor == "postgresql", "the membership race needs PostgreSQL row locking")
+
+
+def _in_thread(target, results: list):
+    def run():
+        try:
+            results.append(target())
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _add(workspace, email):
+    return lambda: client_for(workspace.owner).post(
+        f"/api/workspaces/{workspace.id}/members", {"email": email, "role": "viewer"}, format="json"
+    ).status_code
+
+
+def test_two_simultaneous_adds_leave_one_membership():
+    workspace = WorkspaceFactory()
+    for round_number in range(5):
+        newcomer = UserFactory()
+        barrier = threading.Barrier(2)
+        statuses: list = []
+
+        def add():
+            barrier.wait()
+            return _add(workspace, newcomer.email)()
+
+        threads = [_in_thread(add, statuses) for _ in range(2)]
+        for thread in threads:
+            thread.join(timeout=30)
+
+        assert sorted(statuses) == [201, 409], (round_number, statuses)
+        assert Membership.objects.filter(workspace=workspace, user=newcomer).count() == 1
+
+
+def _wait_for_lock_waiter(timeout: float = 10.0) -> None:
+    """Until some other session of this database waits on a lock (the blocked INSERT)."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the second add never blocked on the unique index")
+
+
+def test_an_add_that_loses_the_race_after_its_check_answers_409():
+    """Force the narrow window: the row is inserted but not yet committed when the
+    request checks, so the request's INSERT waits on the unique index and then fails."""
+    workspace = WorkspaceFactory()
+    newcomer = UserFactory()
+    inserted, release = threading.Event(), threading.Event()
+    holder_results: list = []
+
+    def hold_an_uncommitted_membership():
+        with transaction.atomic():
+            Membership.objects.create(workspace=workspace, user=newcomer, role="editor")
+            inserted.set()
+            release.wait(timeout=30)
+        return "committed"
+
+    holder = _in_thread(hold_an_uncommitted_membership, holder_results)
+    assert inserted.wait(timeout=10)
+    statuses: list = []
+    request = _in_thread(_add(workspace, newcomer.email), statuses)
+    _wait_for_lock_waiter()
+    release.set()
+    holder.join(timeout=30)
+    request.join(timeout=30)
+
+    assert holder_results == ["committed"]
+    assert statuses == [409]
+    assert list(Membership.objects.filter(workspace=workspace, user=newcomer).values_list("role", flat=True)) == [
+        "editor"
+    ]
