@@ -1,0 +1,138 @@
+"""Who may do what on alert rules and the events listing: roles, key scopes, workspaces."""
+
+import pytest
+
+from alerts.models import AlertRule
+from tests.alerts.conftest import make_rule, webhook
+from tests.conftest import client_for
+from tests.factories.workspaces import make_api_key
+
+pytestmark = pytest.mark.django_db
+
+HOOK = "http://127.0.0.1:9/hook"
+NEW_RULE = {"name": "New", "eventPattern": "*", "channels": [webhook(HOOK)]}
+
+
+def route(tenancy, rule, name):
+    """(method, url, body) of each route."""
+    base = f"/api/workspaces/{tenancy.workspace.id}"
+    return {
+        "list": ("get", f"{base}/alert-rules", None),
+        "events": ("get", f"{base}/events", None),
+        "create": ("post", f"{base}/alert-rules", NEW_RULE),
+        "update": ("patch", f"{base}/alert-rules/{rule.id}", {"name": "Renamed"}),
+        "test": ("post", f"{base}/alert-rules/{rule.id}/test", None),
+        "delete": ("delete", f"{base}/alert-rules/{rule.id}", None),
+    }[name]
+
+
+READS = ("list", "events")
+WRITES = ("create", "update", "test", "delete")
+
+
+def call(client, tenancy, rule, name):
+    method, url, payload = route(tenancy, rule, name)
+    return getattr(client, method)(url, payload, format="json")
+
+
+@pytest.fixture
+def rule(tenancy):
+    return make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)])
+
+
+def session_of(tenancy, who):
+    return client_for(getattr(tenancy, who))
+
+
+def key_client(tenancy, scopes, workspace=None, issuer=None):
+    workspace = workspace or tenancy.workspace
+    _, raw = make_api_key(workspace=workspace, created_by=issuer or workspace.owner, scopes=scopes)
+    return client_for(api_key=raw)
+
+
+@pytest.mark.parametrize("who", ["owner", "admin", "editor", "viewer", "platform_admin"])
+@pytest.mark.parametrize("name", READS)
+def test_every_member_and_a_platform_admin_may_read(tenancy, rule, who, name):
+    assert call(session_of(tenancy, who), tenancy, rule, name).status_code == 200
+
+
+@pytest.mark.parametrize("who", ["owner", "admin", "platform_admin"])
+@pytest.mark.parametrize("name", WRITES)
+def test_owners_admins_and_platform_admins_may_write(tenancy, rule, who, name):
+    assert call(session_of(tenancy, who), tenancy, rule, name).status_code == 200
+
+
+@pytest.mark.parametrize("who", ["editor", "viewer"])
+@pytest.mark.parametrize("name", WRITES)
+def test_editors_and_viewers_may_not_write(tenancy, rule, who, name):
+    response = call(session_of(tenancy, who), tenancy, rule, name)
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "permission_denied"
+    rule.refresh_from_db()
+    assert rule.name == "Ops"
+    assert AlertRule.objects.count() == 1
+
+
+@pytest.mark.parametrize("name", READS + WRITES)
+def test_an_outsider_does_not_even_see_the_workspace(tenancy, rule, name):
+    response = call(session_of(tenancy, "outsider"), tenancy, rule, name)
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+
+
+@pytest.mark.parametrize("name", READS + WRITES)
+def test_no_credential_is_a_401(tenancy, rule, name):
+    response = call(client_for(), tenancy, rule, name)
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "not_authenticated"
+
+
+@pytest.mark.parametrize("scopes", [["agents:read"], ["agents:write"], ["agents:read", "agents:write"]])
+@pytest.mark.parametrize("name", READS)
+def test_a_key_with_an_agents_scope_may_read(tenancy, rule, scopes, name):
+    assert call(key_client(tenancy, scopes), tenancy, rule, name).status_code == 200
+
+
+@pytest.mark.parametrize("name", READS)
+def test_a_key_with_only_workspaces_read_may_not_read_rules_or_events(tenancy, rule, name):
+    response = call(key_client(tenancy, ["workspaces:read"]), tenancy, rule, name)
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "missing_scope"
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_a_key_with_agents_write_may_write(tenancy, rule, name):
+    assert call(key_client(tenancy, ["agents:write"]), tenancy, rule, name).status_code == 200
+
+
+@pytest.mark.parametrize("scopes", [["agents:read"], ["workspaces:read"]])
+@pytest.mark.parametrize("name", WRITES)
+def test_a_key_without_agents_write_may_not_write(tenancy, rule, scopes, name):
+    response = call(key_client(tenancy, scopes), tenancy, rule, name)
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "missing_scope"
+    assert AlertRule.objects.count() == 1
+
+
+@pytest.mark.parametrize("name", READS + WRITES)
+def test_a_key_of_another_workspace_is_refused(tenancy, rule, name):
+    client = key_client(tenancy, ["agents:read", "agents:write"], workspace=tenancy.other_workspace)
+
+    response = call(client, tenancy, rule, name)
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "wrong_workspace"
+
+
+def test_a_rule_created_with_a_key_is_created_by_the_keys_issuer(tenancy):
+    client = key_client(tenancy, ["agents:write"], issuer=tenancy.admin)
+
+    response = client.post(f"/api/workspaces/{tenancy.workspace.id}/alert-rules", NEW_RULE, format="json")
+
+    assert response.status_code == 200
+    assert response.json()["createdBy"] == str(tenancy.admin.id)
