@@ -76,6 +76,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "fleet.metrics.PrometheusMiddleware",  # first, so it times and counts every response
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.gzip.GZipMiddleware",
@@ -234,6 +235,7 @@ DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 
 # --- Email ----------------------------------------------------------------------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")
@@ -247,7 +249,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["fleet.api.renderers.FastJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "fleet.api.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "fleet.api.schema.FleetAutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_PAGINATION_CLASS": None,
     # Proxies in front of the app whose X-Forwarded-For is trusted; 0 ignores the header, so a

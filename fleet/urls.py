@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .views import api_not_found
+from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
+from .views import HealthView, api_not_found
 
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("health", HealthView.as_view(), name="health"),
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
     path("", include("agents.urls")),
@@ -14,12 +16,13 @@ api_patterns = [
     path("", include("channels.urls")),
     path("", include("integrations.urls")),
     path("", include("sandbox.urls")),
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^.*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
 ]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
+    path("metrics", metrics_view, name="metrics"),
 ]
 
 admin.site.site_header = "Fleet control plane"

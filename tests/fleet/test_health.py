@@ -1,0 +1,89 @@
+import os
+import time
+
+import pytest
+from django.db import connection
+
+from fleet.heartbeat import HEARTBEAT_STALE_SECONDS, heartbeat_record
+from tests.conftest import need_service
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def redis_configured(settings):
+    need_service(bool(os.environ.get("REDIS_URL")), "the Redis check needs REDIS_URL")
+    settings.REDIS_URL = os.environ["REDIS_URL"]
+
+
+def test_it_answers_ok_when_database_redis_and_worker_are_fine(api_client, redis_configured):
+    heartbeat_record()
+
+    response = api_client.get("/api/health")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok"}}
+
+
+def test_a_worker_that_never_reported_degrades_the_status_but_keeps_200(api_client, redis_configured):
+    response = api_client.get("/api/health")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "degraded", "checks": {"database": "ok", "redis": "ok", "worker": "missing"}}
+
+
+def test_a_stale_worker_heartbeat_degrades_the_status(api_client, redis_configured):
+    heartbeat_record(at=time.time() - HEARTBEAT_STALE_SECONDS - 1)
+
+    body = api_client.get("/api/health").json()
+
+    assert body["status"] == "degraded" and body["checks"]["worker"] == "stale"
+
+
+def test_redis_not_configured_counts_as_ok(api_client, settings):
+    settings.REDIS_URL = ""
+    heartbeat_record()
+
+    response = api_client.get("/api/health")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "not_configured", "worker": "ok"}}
+
+
+def test_an_unreachable_redis_answers_503(api_client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    heartbeat_record()
+
+    response = api_client.get("/api/health")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "degraded"
+    assert response.json()["checks"]["redis"] == "error"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_database_answers_503(api_client, monkeypatch):
+    heartbeat_record()
+    connection.close()
+    monkeypatch.setitem(connection.settings_dict, "PORT", "1")  # a real refused connection
+    monkeypatch.setitem(connection.settings_dict, "HOST", "127.0.0.1")
+    try:
+        response = api_client.get("/api/health")
+    finally:
+        connection.close()
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"] == "error"
+
+
+def test_it_is_public_and_ignores_a_bad_credential(api_client):
+    api_client.credentials(HTTP_AUTHORIZATION="Bearer not-a-token", HTTP_X_API_KEY="fk_nope")
+    response = api_client.get("/api/health")
+    assert response.status_code in (200, 503)
+    assert set(response.json()) == {"status", "checks"}
+
+
+def test_other_methods_get_the_json_405_body(api_client):
+    response = api_client.post("/api/health", {}, format="json")
+    assert response.status_code == 405
+    assert response.json()["code"] == "method_not_allowed"
