@@ -6,8 +6,7 @@ caller's role once and leaves it on `request.workspace_access`.
 
 from __future__ import annotations
 
-import unicodedata
-
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,24 +16,18 @@ from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly, pr
 from . import selectors, services
 from .access import WorkspaceRole
 from .roles import Role, Scope
+from .serializers import (
+    ApiKeyCreatedOut,
+    ApiKeyOut,
+    MemberOut,
+    RoleField,
+    StrictCharField,
+    SuccessOut,
+    WorkspaceListItemOut,
+    WorkspaceOut,
+)
 
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans, and drops control characters."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        data = "".join(ch for ch in data if unicodedata.category(ch) != "Cc")
-        return super().to_internal_value(data)
-
-
-class RoleField(serializers.ChoiceField):
-    def __init__(self, **kwargs):
-        super().__init__(choices=[r.label for r in Role], **kwargs)
-
-    def to_internal_value(self, data):
-        return Role.parse(super().to_internal_value(data))
+SUCCESS = {"success": True}
 
 
 class MethodAccessView(APIView):
@@ -46,27 +39,6 @@ class MethodAccessView(APIView):
         return [permission() for permission in self.access.get(self.request.method, (IsAuthenticated,))]
 
 
-def _workspace_out(workspace) -> dict:
-    return {"id": workspace.id, "name": workspace.name, "user_id": workspace.owner_id, "created_at": workspace.created_at}
-
-
-def _member_out(membership) -> dict:
-    user = membership.user
-    return {"userId": user.id, "email": user.email, "name": user.name, "role": membership.role}
-
-
-def _key_out(key) -> dict:
-    return {
-        "id": key.id,
-        "name": key.name,
-        "scopes": key.scopes,
-        "prefix": key.prefix,
-        "created_by": key.created_by_id,
-        "created_at": key.created_at,
-        "last_used_at": key.last_used_at,
-    }
-
-
 class WorkspaceListApi(MethodAccessView):
     access = {
         "GET": (IsAuthenticated, RequireScope(Scope.WORKSPACES_READ)),
@@ -76,14 +48,17 @@ class WorkspaceListApi(MethodAccessView):
     class InputSerializer(serializers.Serializer):
         name = StrictCharField(max_length=100)
 
+    @extend_schema(responses=WorkspaceListItemOut(many=True))
     def get(self, request):
-        return Response(selectors.workspace_list(principal=principal_of(request)))
+        rows = selectors.workspace_list(principal=principal_of(request))
+        return Response(WorkspaceListItemOut(rows, many=True).data)
 
+    @extend_schema(request=InputSerializer, responses={201: WorkspaceOut})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = services.workspace_create(owner=request.user, name=data.validated_data["name"])
-        return Response(_workspace_out(workspace), status=status.HTTP_201_CREATED)
+        return Response(WorkspaceOut(workspace).data, status=status.HTTP_201_CREATED)
 
 
 class WorkspaceDetailApi(MethodAccessView):
@@ -92,13 +67,16 @@ class WorkspaceDetailApi(MethodAccessView):
         "DELETE": (WorkspaceRole(Role.OWNER, session_only=True),),
     }
 
+    @extend_schema(responses=WorkspaceListItemOut)
     def get(self, request, workspace_id):
         access = request.workspace_access
-        return Response(selectors.workspace_summary(workspace=access.workspace, role=access.role))
+        row = selectors.workspace_summary(workspace=access.workspace, role=access.role)
+        return Response(WorkspaceListItemOut(row).data)
 
+    @extend_schema(responses=SuccessOut)
     def delete(self, request, workspace_id):
         services.workspace_delete(workspace=request.workspace_access.workspace)
-        return Response({"success": True})
+        return Response(SUCCESS)
 
 
 class MemberListApi(MethodAccessView):
@@ -111,10 +89,12 @@ class MemberListApi(MethodAccessView):
         email = StrictCharField(max_length=255)
         role = RoleField()
 
+    @extend_schema(responses=MemberOut(many=True))
     def get(self, request, workspace_id):
         members = selectors.membership_list(workspace=request.workspace_access.workspace)
-        return Response([_member_out(m) for m in members])
+        return Response(MemberOut(members, many=True).data)
 
+    @extend_schema(request=InputSerializer, responses={201: MemberOut})
     def post(self, request, workspace_id):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -124,7 +104,7 @@ class MemberListApi(MethodAccessView):
             email=data.validated_data["email"],
             role=data.validated_data["role"],
         )
-        return Response(_member_out(membership), status=status.HTTP_201_CREATED)
+        return Response(MemberOut(membership).data, status=status.HTTP_201_CREATED)
 
 
 class MemberDetailApi(MethodAccessView):
@@ -137,6 +117,7 @@ class MemberDetailApi(MethodAccessView):
     class InputSerializer(serializers.Serializer):
         role = RoleField()
 
+    @extend_schema(request=InputSerializer, responses=MemberOut)
     def patch(self, request, workspace_id, user_id):
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
@@ -145,13 +126,14 @@ class MemberDetailApi(MethodAccessView):
         membership = services.membership_update(
             membership=membership, acting_role=access.role, role=data.validated_data["role"]
         )
-        return Response(_member_out(membership))
+        return Response(MemberOut(membership).data)
 
+    @extend_schema(responses=SuccessOut)
     def delete(self, request, workspace_id, user_id):
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
         services.membership_remove(membership=membership, acting_user=request.user, acting_role=access.role)
-        return Response({"success": True})
+        return Response(SUCCESS)
 
 
 class ApiKeyListApi(MethodAccessView):
@@ -164,9 +146,12 @@ class ApiKeyListApi(MethodAccessView):
         name = StrictCharField(max_length=100)
         scopes = serializers.ListField(child=StrictCharField(), allow_empty=False, max_length=len(Scope.ALL) * 2)
 
+    @extend_schema(responses=ApiKeyOut(many=True))
     def get(self, request, workspace_id):
-        return Response([_key_out(k) for k in selectors.api_key_list(workspace=request.workspace_access.workspace)])
+        keys = selectors.api_key_list(workspace=request.workspace_access.workspace)
+        return Response(ApiKeyOut(keys, many=True).data)
 
+    @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedOut})
     def post(self, request, workspace_id):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -176,13 +161,14 @@ class ApiKeyListApi(MethodAccessView):
             name=data.validated_data["name"],
             scopes=data.validated_data["scopes"],
         )
-        return Response({**_key_out(key), "key": raw}, status=status.HTTP_201_CREATED)
+        return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
 
 
 class ApiKeyDetailApi(MethodAccessView):
     access = {"DELETE": (WorkspaceRole(Role.ADMIN, session_only=True),)}
 
+    @extend_schema(responses=SuccessOut)
     def delete(self, request, workspace_id, key_id):
         key = selectors.api_key_get(workspace=request.workspace_access.workspace, key_id=key_id)
         services.api_key_revoke(api_key=key)
-        return Response({"success": True})
+        return Response(SUCCESS)

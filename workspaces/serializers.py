@@ -1,0 +1,73 @@
+"""Input fields and output shapes of the workspace routes (names exactly as the spec writes them)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from rest_framework import serializers
+
+from .roles import Role
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans, and drops control characters."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        data = "".join(ch for ch in data if unicodedata.category(ch) != "Cc")
+        return super().to_internal_value(data)
+
+
+class RoleField(serializers.ChoiceField):
+    """A role label in, a `Role` out."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=[r.label for r in Role], **kwargs)
+
+    def to_internal_value(self, data):
+        return Role.parse(super().to_internal_value(data))
+
+
+class WorkspaceOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    user_id = serializers.UUIDField(source="owner_id")
+    created_at = serializers.DateTimeField()
+
+
+class WorkspaceListItemOut(serializers.Serializer):
+    """A row of `selectors.workspace_list` (a dict)."""
+
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    user_id = serializers.UUIDField()
+    created_at = serializers.DateTimeField()
+    role = serializers.CharField()
+    agent_count = serializers.IntegerField()
+    member_count = serializers.IntegerField()
+
+
+class MemberOut(serializers.Serializer):
+    userId = serializers.UUIDField(source="user.id")  # noqa: N815 - the spec's name
+    email = serializers.EmailField(source="user.email")
+    name = serializers.CharField(source="user.name", allow_null=True)
+    role = serializers.CharField()
+
+
+class ApiKeyOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
+    prefix = serializers.CharField()
+    created_by = serializers.UUIDField(source="created_by_id")
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+
+
+class ApiKeyCreatedOut(ApiKeyOut):
+    key = serializers.CharField(help_text="The secret. Shown in this response only; store it now.")
+
+
+class SuccessOut(serializers.Serializer):
+    success = serializers.BooleanField()
