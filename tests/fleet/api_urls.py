@@ -1,0 +1,81 @@
+"""A test-only URLconf exercising the kernel's API plumbing (tests/fleet/test_api_*.py)."""
+
+from django.http import Http404
+from django.urls import include, path, re_path
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.api.errors import Conflict
+from fleet.api.permissions import principal_of
+from fleet.api.throttling import IPRateThrottle
+from fleet.views import api_not_found
+
+
+class WhoAmIApi(APIView):
+    def get(self, request):
+        principal = principal_of(request)
+        return Response({"email": principal.user.email, "kind": principal.kind})
+
+
+class EchoApi(APIView):
+    permission_classes = (AllowAny,)
+    authentication_classes = ()
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=5)
+        count = serializers.IntegerField(min_value=0)
+
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(data.validated_data)
+
+
+class BoomApi(APIView):
+    permission_classes = (AllowAny,)
+
+    def get(self, request):
+        raise RuntimeError("a bug, not bad input")
+
+
+class ConflictApi(APIView):
+    permission_classes = (AllowAny,)
+
+    def get(self, request):
+        raise Conflict("The name is taken.")
+
+
+class MissingApi(APIView):
+    permission_classes = (AllowAny,)
+
+    def get(self, request):
+        raise Http404("no such row")
+
+
+class TwoPerMinute(IPRateThrottle):
+    scope = "test_two_per_minute"
+    rate = "2/1m"
+
+
+class ThrottledApi(APIView):
+    permission_classes = (AllowAny,)
+    authentication_classes = ()
+    throttle_classes = (TwoPerMinute,)
+
+    def get(self, request):
+        return Response({"ok": True})
+
+
+api_patterns = [
+    path("whoami", WhoAmIApi.as_view()),
+    path("echo", EchoApi.as_view()),
+    path("boom", BoomApi.as_view()),
+    path("conflict", ConflictApi.as_view()),
+    path("missing", MissingApi.as_view()),
+    path("throttled", ThrottledApi.as_view()),
+    re_path(r"^.*$", api_not_found),
+]
+
+urlpatterns = [path("api/", include(api_patterns))]
