@@ -77,7 +77,8 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)  # attempts in the current round (resend resets)
     next_attempt_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)  # while sending
-    payload = models.JSONField(null=True, blank=True)  # built at the first attempt, sent unchanged on retries
+    # The JSON body, built at the first attempt and kept as text so every retry sends the same bytes.
+    body = models.TextField(null=True, blank=True)
     last_error = models.TextField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)

@@ -9,6 +9,8 @@ the webhook-id header carries the delivery's own id.
 
 from __future__ import annotations
 
+import json
+
 from django.apps import apps
 
 from fleet.models import Event
@@ -28,6 +30,10 @@ def delivery_payload(*, event: Event, rule: AlertRule) -> dict:
         "rule": {"id": str(rule.id), "name": rule.name},
         "test": event.test,
     }
+
+
+def payload_json(payload: dict) -> str:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
 def _agent_summary(event: Event) -> dict | None:

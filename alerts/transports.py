@@ -4,7 +4,6 @@ worked and, when it did not, whether trying again could help (healthchecks' tran
 
 from __future__ import annotations
 
-import json
 import smtplib
 from dataclasses import dataclass
 
@@ -36,12 +35,7 @@ class SendResult:
         return cls(False, permanent, status_code, error[:MAX_ERROR_LENGTH])
 
 
-def webhook_body(payload: dict) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def send_webhook(*, url: str, headers: dict, secret: str | None, message_id: str, payload: dict) -> SendResult:
-    body = webhook_body(payload)
+def send_webhook(*, url: str, headers: dict, secret: str | None, message_id: str, body: bytes) -> SendResult:
     request_headers = {
         **headers,
         "Content-Type": "application/json",

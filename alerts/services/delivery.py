@@ -11,6 +11,7 @@ the previous failure. 2xx succeeds; 410 and every other 4xx but 408/429 end the 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from datetime import datetime, timedelta
@@ -20,7 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ..models import AlertRule, ChannelType, Delivery, DeliveryAttempt, DeliveryStatus
-from ..payload import delivery_payload
+from ..payload import delivery_payload, payload_json
 from ..transports import SendResult, send_email, send_webhook
 
 logger = logging.getLogger(__name__)
@@ -55,9 +56,9 @@ def delivery_attempt(*, delivery_id) -> Delivery | None:
     if not delivery_claim(delivery_id=delivery_id, now=started_at):
         return None
     delivery = Delivery.objects.select_related("rule__workspace", "channel", "event").get(pk=delivery_id)
-    if delivery.payload is None:
-        delivery.payload = delivery_payload(event=delivery.event, rule=delivery.rule)
-        Delivery.objects.filter(pk=delivery.pk).update(payload=delivery.payload)
+    if delivery.body is None:
+        delivery.body = payload_json(delivery_payload(event=delivery.event, rule=delivery.rule))
+        Delivery.objects.filter(pk=delivery.pk).update(body=delivery.body)
     clock = time.monotonic()
     result = _send(delivery)
     duration_ms = int((time.monotonic() - clock) * 1000)
@@ -75,10 +76,10 @@ def _send(delivery: Delivery) -> SendResult:
                 headers=channel.config.get("headers") or {},
                 secret=channel.secret,
                 message_id=str(delivery.id),
-                payload=delivery.payload,
+                body=delivery.body.encode("utf-8"),
             )
         return send_email(
-            to=channel.config["to"], subject_prefix=channel.config.get("subjectPrefix"), payload=delivery.payload
+            to=channel.config["to"], subject_prefix=channel.config.get("subjectPrefix"), payload=json.loads(delivery.body)
         )
     except Exception as exc:  # a bug or an undecryptable secret must not leave the row claimed
         logger.exception("Delivery %s failed unexpectedly", delivery.id)
