@@ -1,6 +1,6 @@
 """Kernel permissions: authenticated, session only, scope, platform admin.
 
-Workspace roles live in workspaces.permissions; these are the pieces that need no app.
+Workspace roles live in workspaces.access; these are the pieces that need no app.
 """
 
 from __future__ import annotations
