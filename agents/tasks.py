@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 
 from .backends.base import BackendError
 from .services.monitoring import agents_monitor
@@ -12,20 +13,23 @@ from .services.provisioning import agent_provision, agent_provision_fail
 
 logger = logging.getLogger(__name__)
 
-PROVISION_MAX_RETRIES = 5
+
+def _max_retries() -> int:
+    return int(getattr(settings, "AGENT_PROVISION_MAX_RETRIES", 5))
 
 
-def _backoff_seconds(retries: int) -> int:
-    return min(5 * 2**retries, 120)  # 5, 10, 20, 40, 80 s
+def _backoff_seconds(retries: int) -> float:
+    base = float(getattr(settings, "AGENT_PROVISION_RETRY_BACKOFF_SECONDS", 5))
+    return min(base * 2**retries, 120)  # 5, 10, 20, 40, 80 s by default
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=PROVISION_MAX_RETRIES)
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def provision_agent(self, agent_id: str) -> None:
     """Provision one agent's workload; transient engine errors retry with backoff."""
     try:
         agent_provision(agent_id=agent_id)
     except BackendError as exc:
-        if self.request.retries < self.max_retries:
+        if self.request.retries < _max_retries():
             raise self.retry(exc=exc, countdown=_backoff_seconds(self.request.retries))
         agent_provision_fail(agent_id=agent_id, reason=f"The container engine could not be reached: {exc}")
     except Exception as exc:  # a bug must still leave a readable reason, not a stuck "deploying"
