@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
@@ -11,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fleet.api.authentication import read_credential
-from fleet.api.errors import Forbidden, InvalidCredentials, NotAuthenticated
+from fleet.api.errors import ApiError, Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly, principal_of
 
 from . import services
@@ -40,7 +41,21 @@ class PublicRouteAuthentication(BaseAuthentication):
         return None
 
 
-class PublicView(APIView):
+class PayloadTooLarge(ApiError):
+    status_code = 413
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
+class AccountsView(APIView):
+    def handle_exception(self, exc):
+        # Django raises this while DRF reads an oversized body; it is the client's fault, not a 500.
+        if isinstance(exc, RequestDataTooBig):
+            exc = PayloadTooLarge()
+        return super().handle_exception(exc)
+
+
+class PublicView(AccountsView):
     authentication_classes = [PublicRouteAuthentication]
     permission_classes = [AllowAny]
 
@@ -143,7 +158,7 @@ class LoginApi(PublicView):
         return Response({"token": session_token_issue(user=user)})
 
 
-class MeApi(APIView):
+class MeApi(AccountsView):
     permission_classes = [SessionOnly]
 
     @extend_schema(responses=UserRecordSerializer)
@@ -151,7 +166,7 @@ class MeApi(APIView):
         return Response(user_record(principal_of(request).user))
 
 
-class ProfileApi(APIView):
+class ProfileApi(AccountsView):
     permission_classes = [SessionOnly]
 
     class InputSerializer(serializers.Serializer):
@@ -178,7 +193,7 @@ class ProfileApi(APIView):
         return Response({"name": user.name, "avatar": user.avatar})
 
 
-class PasswordApi(APIView):
+class PasswordApi(AccountsView):
     permission_classes = [SessionOnly]
 
     class InputSerializer(serializers.Serializer):
@@ -241,7 +256,7 @@ class OAuthLoginApi(PublicView):
         return response
 
 
-class SessionUpgradeApi(APIView):
+class SessionUpgradeApi(AccountsView):
     permission_classes = [SessionOnly]
 
     @extend_schema(request=None, responses=SUCCESS)
