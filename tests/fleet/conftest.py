@@ -19,6 +19,9 @@ def sealed_notes(db, settings):
     settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "tests.fleet.sealedapp"]
     from tests.fleet.sealedapp.models import SealedNote
 
-    with connection.schema_editor() as editor:
-        editor.create_model(SealedNote)
-    yield SealedNote  # the table goes with the test's transaction
+    # Plain CREATE TABLE inside the test's transaction (SQLite refuses a schema editor
+    # context there); the table goes when the transaction is rolled back.
+    sql, params = connection.schema_editor().table_sql(SealedNote)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+    yield SealedNote
