@@ -1,0 +1,109 @@
+"""The spec's "States and transitions" on the API, for agents whose rules need no engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import Agent
+from fleet.models import Event
+from tests.conftest import client_for
+from tests.factories.agents import AgentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def agent_of(user, **fields):
+    fields.setdefault("container_id", "")
+    return AgentFactory(owner=user, **fields)
+
+
+@pytest.mark.parametrize("status", ["queued", "deploying", "running", "warning", "error", "stopped"])
+def test_stop_works_from_any_state(user, status):
+    agent = agent_of(user, status=status)
+
+    response = client_for(user).post(f"/api/agents/{agent.id}/stop")
+
+    assert (response.status_code, response.json()["status"]) == (200, "stopped")
+    assert Agent.objects.get(pk=agent.pk).status == "stopped"
+    assert Event.objects.filter(agent_id=agent.id, kind="agent.stopped").exists()
+
+
+@pytest.mark.parametrize("status", ["warning", "error", "stopped"])
+def test_redeploy_from_warning_error_or_stopped_queues_anew(user, status):
+    agent = agent_of(user, status=status, last_error="boom", paused_reason="budget_exceeded")
+
+    response = client_for(user).post(f"/api/agents/{agent.id}/redeploy")
+
+    assert response.json() == {"success": True, "status": "queued"}
+    agent.refresh_from_db()
+    assert (agent.status, agent.container_id, agent.last_error, agent.paused_reason) == ("queued", "", "", None)
+    assert Event.objects.filter(agent_id=agent.id, kind="agent.redeployed").exists()
+
+
+@pytest.mark.parametrize("status", ["queued", "deploying", "running"])
+def test_redeploy_from_other_states_is_400_invalid_state(user, status):
+    agent = agent_of(user, status=status)
+
+    response = client_for(user).post(f"/api/agents/{agent.id}/redeploy")
+
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_state")
+    assert Agent.objects.get(pk=agent.pk).status == status
+
+
+@pytest.mark.parametrize("action", ["start", "restart"])
+def test_start_and_restart_need_a_container(user, action):
+    agent = agent_of(user, status="stopped")
+
+    response = client_for(user).post(f"/api/agents/{agent.id}/{action}")
+
+    assert (response.status_code, response.json()["code"]) == (400, "no_container")
+
+
+@pytest.mark.parametrize("action", ["start", "restart"])
+def test_start_and_restart_wait_for_an_agent_still_being_deployed(user, action):
+    agent = agent_of(user, status="deploying", container_id="abc123")
+
+    response = client_for(user).post(f"/api/agents/{agent.id}/{action}")
+
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_state")
+
+
+@pytest.mark.parametrize("status", ["stopped", "queued", "error"])
+def test_gateway_url_needs_a_running_agent(user, status):
+    agent = agent_of(user, status=status, container_id="abc")
+
+    response = client_for(user).get(f"/api/agents/{agent.id}/gateway-url")
+
+    assert response.status_code == 409
+
+
+def test_gateway_url_needs_a_container(user):
+    agent = agent_of(user, status="running")
+
+    response = client_for(user).get(f"/api/agents/{agent.id}/gateway-url")
+
+    assert (response.status_code, response.json()["code"]) == (409, "no_container")
+
+
+def test_get_leaves_agents_without_a_workload_as_stored(user):
+    agent = agent_of(user, status="queued")
+
+    body = client_for(user).get(f"/api/agents/{agent.id}").json()
+
+    assert body["status"] == "queued"
+    for field in ("id", "name", "container_id", "sandbox_type", "vcpu", "ram_mb", "disk_gb", "node",
+                  "gateway_host_port", "created_at", "paused_reason"):
+        assert field in body
+    assert "gateway_token" not in body and "usage_token_digest" not in body
+
+
+def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
+    from .conftest import shared_agent
+
+    agent = shared_agent(tenancy, name="doomed")
+
+    tenancy.client("owner").delete(f"/api/agents/{agent.id}")
+
+    event = Event.objects.get(kind="agent.deleted", agent_id=agent.id)
+    assert event.workspace_ids == [str(tenancy.workspace.id)]
+    assert event.data["agent"]["name"] == "doomed"
