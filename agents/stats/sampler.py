@@ -9,7 +9,8 @@ remote host, a cluster):
   so hung calls can never pile up beyond the pool;
 - a lane whose engine is unreachable, or which has had `lane_strikes` calls time out,
   is closed for the rest of the tick: its remaining agents are skipped, not queued;
-- at `budget` seconds the collection ends, whatever is still running or waiting.
+- at `budget` seconds the collection ends, whatever is still running or waiting; agents
+  are taken in a fresh random order every tick, so none is always the one left out.
 
 Nothing here touches the database; the caller loads the agents and stores the results.
 """
@@ -17,6 +18,7 @@ Nothing here touches the database; the caller loads the agents and stores the re
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
@@ -34,8 +36,8 @@ StatsSource = Callable[[object], StatsSnapshot]
 
 @dataclass(frozen=True)
 class Limits:
-    max_workers: int = 32
-    per_lane: int = 8
+    max_workers: int = 64
+    per_lane: int = 10  # docker-py keeps 10 connections per engine; more would be thrown away
     call_timeout: float = 5.0
     lane_strikes: int = 2
     budget: float = 8.0  # below the 10-second period, so a tick ends before the next is due
@@ -67,6 +69,9 @@ def collect(
 ) -> Collection:
     result = Collection()
     lanes: dict[str, deque] = {}
+    agents = list(agents)
+    # When a tick cannot reach everyone in its budget, it must not be the same agents every time.
+    random.shuffle(agents)
     for agent in agents:
         lanes.setdefault(lane_of(agent), deque()).append(agent)
 
