@@ -1,0 +1,50 @@
+"""Create the first platform admin unless one exists (safe to run on every release)."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_email
+
+from accounts.services import user_create_first_admin
+from fleet.api.errors import Conflict
+
+MIN_PASSWORD, MAX_PASSWORD = 8, 128
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the first platform admin if none exists; otherwise do nothing and say so. "
+        "Email and password come from --email/--password or FLEET_ADMIN_EMAIL/FLEET_ADMIN_PASSWORD."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--email", default=os.environ.get("FLEET_ADMIN_EMAIL", ""))
+        parser.add_argument(
+            "--password",
+            default=os.environ.get("FLEET_ADMIN_PASSWORD", ""),
+            help="Prefer FLEET_ADMIN_PASSWORD: command-line arguments are visible to other users.",
+        )
+
+    def handle(self, *args, email: str, password: str, **options):
+        email = (email or "").strip()
+        if not email or not password:
+            raise CommandError("Give --email and --password (or FLEET_ADMIN_EMAIL and FLEET_ADMIN_PASSWORD).")
+        try:
+            if len(email) > 255:
+                raise ValidationError("too long")
+            validate_email(email)
+        except ValidationError as exc:
+            raise CommandError(f"{email!r} is not a valid email address of at most 255 characters.") from exc
+        if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+            raise CommandError(f"The password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters long.")
+        try:
+            admin = user_create_first_admin(email=email, password=password)
+        except Conflict as exc:
+            raise CommandError(f"{exc.detail} Promote that user in the admin console instead.") from exc
+        if admin is None:
+            self.stdout.write("A platform admin already exists; nothing to do.")
+            return
+        self.stdout.write(self.style.SUCCESS(f"Created the platform admin {admin.email}."))
