@@ -14,3 +14,6 @@ class FleetConfig(AppConfig):
 
     def ready(self):
         from .api import schema  # noqa: F401 - registers the OpenAPI security schemes
+        from .crypto import key_ring
+
+        key_ring()  # a malformed FLEET_ENCRYPTION_KEYS stops start-up, not the first save

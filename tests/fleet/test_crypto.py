@@ -173,3 +173,11 @@ def test_a_tampered_row_fails_closed(sealed_notes):
 def test_equality_lookups_on_an_encrypted_field_are_refused(sealed_notes):
     with pytest.raises(FieldError):
         sealed_notes.objects.filter(secret="hunter2").count()
+
+
+def test_a_malformed_key_ring_stops_start_up(settings):
+    from django.apps import apps
+
+    settings.FLEET_ENCRYPTION_KEYS = "k1:" + base64.b64encode(b"sixteen bytes!!!").decode()
+    with pytest.raises(ImproperlyConfigured, match="16 bytes"):
+        apps.get_app_config("fleet").ready()
