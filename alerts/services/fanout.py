@@ -46,7 +46,11 @@ def _matching_channels(event: Event) -> list[dict]:
 
 @transaction.atomic
 def deliveries_create(*, event: Event) -> list[Delivery]:
-    """One pending Delivery per matching channel; webhooks are queued when this commits."""
+    """One pending Delivery per matching channel; webhooks are queued when this commits.
+
+    Idempotent: a channel already holding a delivery of this event keeps it (the returned copy
+    of such a row is never saved, and a task for its id finds nothing to claim).
+    """
     now = timezone.now()
     deliveries = [
         Delivery(rule_id=row["rule_id"], channel_id=row["id"], event=event, channel_type=row["type"], next_attempt_at=now)
@@ -54,7 +58,7 @@ def deliveries_create(*, event: Event) -> list[Delivery]:
     ]
     if not deliveries:
         return []
-    Delivery.objects.bulk_create(deliveries)
+    Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
     delivery_enqueue_on_commit(
         delivery_ids=[d.id for d in deliveries if d.channel_type == ChannelType.WEBHOOK]
     )

@@ -97,3 +97,13 @@ def test_a_wildcard_rules_test_event_is_called_test(tenancy, django_capture_on_c
         client_for(tenancy.owner).post(f"/api/workspaces/{tenancy.workspace.id}/alert-rules/{rule.id}/test")
 
     assert Delivery.objects.get().event.kind == "test"
+
+
+def test_fanning_out_one_event_twice_makes_no_second_delivery(tenancy):
+    make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)], pattern="*")
+    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+
+    deliveries_create(event=event)
+    deliveries_create(event=event)
+
+    assert Delivery.objects.filter(event=event).count() == 1

@@ -1,0 +1,109 @@
+"""The whole pipeline with a real Celery worker on Redis: emit, commit, queue, send, retry."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from alerts.models import Delivery, DeliveryStatus
+from alerts.services import deliveries_sweep, delivery_attempt
+from fleet import events
+from tests.alerts.conftest import make_rule, webhook
+from tests.conftest import client_for
+
+pytestmark = pytest.mark.worker
+
+
+def test_an_emitted_event_is_delivered_by_the_worker_after_commit(tenancy, http_receiver, celery_worker_live):
+    make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))], pattern="agent.*")
+
+    with transaction.atomic():
+        event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id], message="down")
+
+    (request,) = http_receiver.wait_for(1, timeout=15)
+    assert request.json()["id"] == str(event.id)
+    celery_worker_live.wait_until(lambda: Delivery.objects.get(event=event).status == DeliveryStatus.SUCCEEDED)
+
+
+def test_the_worker_retries_a_failed_attempt_on_schedule(tenancy, http_receiver, celery_worker_live):
+    http_receiver.respond_with(500, times=1)
+    make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))], pattern="*")
+
+    event = events.emit("agent.warning", workspace_ids=[tenancy.workspace.id])
+
+    first, second = http_receiver.wait_for(2, timeout=30)  # the second comes 10 s after the first
+    assert first.header("webhook-id") == second.header("webhook-id")
+    celery_worker_live.wait_until(lambda: Delivery.objects.get(event=event).status == DeliveryStatus.SUCCEEDED)
+    assert Delivery.objects.get(event=event).attempts == 2
+
+
+def test_the_test_route_answers_once_queued_and_the_worker_delivers(tenancy, http_receiver, celery_worker_live):
+    rule = make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
+
+    response = client_for(tenancy.admin).post(f"/api/workspaces/{tenancy.workspace.id}/alert-rules/{rule.id}/test")
+
+    assert response.json() == {"success": True}
+    (request,) = http_receiver.wait_for(1, timeout=15)
+    assert request.json()["test"] is True and request.json()["type"] == "agent.test"
+    celery_worker_live.wait_until(lambda: Delivery.objects.get(rule=rule).status == DeliveryStatus.SUCCEEDED)
+    rule.refresh_from_db()
+    assert rule.last_fired_at is not None
+
+
+def test_two_workers_racing_for_one_delivery_send_it_once(tenancy, http_receiver, transactional_db):
+    http_receiver.respond_with(200, delay=0.5)
+    make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
+    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])  # autocommit: fanned out at once
+    delivery = Delivery.objects.get(event=event)
+    barrier = threading.Barrier(4)
+    results = []
+
+    def worker():
+        try:
+            barrier.wait()
+            results.append(delivery_attempt(delivery_id=delivery.id))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+
+    assert len(http_receiver.requests) == 1
+    assert sum(result is not None for result in results) == 1
+    assert Delivery.objects.get(pk=delivery.pk).attempts == 1
+
+
+def test_the_sweep_requeues_a_delivery_whose_task_was_lost(tenancy, http_receiver, celery_worker_live):
+    rule = make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
+    event = events.emit("agent.error")  # no workspace: nothing fans out by itself
+    overdue = timezone.now() - timedelta(minutes=5)
+    lost = Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=event, channel_type="webhook",
+                                   next_attempt_at=overdue)
+    dead_worker = Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=events.emit("agent.warning"),
+                                          channel_type="webhook", status=DeliveryStatus.SENDING, attempts=1,
+                                          next_attempt_at=overdue, lease_expires_at=overdue)
+
+    assert deliveries_sweep() == 2
+
+    http_receiver.wait_for(2, timeout=15)
+    for delivery in (lost, dead_worker):
+        celery_worker_live.wait_until(
+            lambda d=delivery: Delivery.objects.get(pk=d.pk).status == DeliveryStatus.SUCCEEDED
+        )
+    assert Delivery.objects.get(pk=dead_worker.pk).attempts == 2
+
+
+def test_the_sweep_leaves_deliveries_that_are_not_yet_due_or_still_leased(tenancy, transactional_db):
+    rule = make_rule(workspace=tenancy.workspace, channels=[webhook("http://127.0.0.1:9/hook")])
+    now = timezone.now()
+    Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=events.emit("a.b"), channel_type="webhook",
+                            next_attempt_at=now + timedelta(minutes=5))
+    Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=events.emit("a.c"), channel_type="webhook",
+                            status=DeliveryStatus.SENDING, next_attempt_at=now, lease_expires_at=now + timedelta(minutes=1))
+
+    assert deliveries_sweep() == 0
