@@ -2,15 +2,24 @@
 
 from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
+from .budget import Budget, BudgetPeriod
 from .stats import StatsSample
+from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
 
 __all__ = [
     "Agent",
+    "AgentSpendDay",
+    "Budget",
+    "BudgetPeriod",
     "DeployTarget",
+    "ModelRate",
     "PausedReason",
+    "RateSource",
     "RuntimeFamily",
     "SandboxProfile",
     "StatsSample",
     "Status",
+    "UsageDaily",
+    "UsageEvent",
     "WorkspaceAgent",
 ]
