@@ -2,7 +2,7 @@
 # Stop the Docker engine started by .ci/docker-up.sh. Stopping a stopped engine is not an error.
 set -euo pipefail
 
-PIDFILE=/run/fleet-docker/docker.pid
+PIDFILE="${FLEET_DOCKER_RUN_DIR:-/run/fleet-docker}/docker.pid"
 
 if [ ! -f "$PIDFILE" ]; then
   echo "docker-down: no engine running" >&2

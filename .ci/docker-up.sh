@@ -5,11 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUN_DIR=/run/fleet-docker
-DATA_ROOT=/var/lib/fleet-docker
+# Overridable so a second, scratch engine can run beside the shared one.
+RUN_DIR="${FLEET_DOCKER_RUN_DIR:-/run/fleet-docker}"
+DATA_ROOT="${FLEET_DOCKER_DATA_ROOT:-/var/lib/fleet-docker}"
+LOG="${FLEET_DOCKER_LOG:-/var/log/fleet-dockerd.log}"
 SOCKET="$RUN_DIR/docker.sock"
 PIDFILE="$RUN_DIR/docker.pid"
-LOG=/var/log/fleet-dockerd.log
 DOCKER_URL="unix://$SOCKET"
 IMAGE=fleet-test-runtime:latest
 
@@ -51,7 +52,7 @@ else
     --data-root "$DATA_ROOT" \
     --exec-root "$RUN_DIR/exec" \
     --pidfile "$PIDFILE" \
-    >>"$LOG" 2>&1 </dev/null &
+    >>"$LOG" 2>&1 </dev/null 9>&- &  # 9>&-: the daemon must not inherit (and hold) the lock
   for _ in $(seq 1 120); do
     engine_answers && break
     sleep 0.5

@@ -221,7 +221,10 @@ class DockerBackend:
     # -- lookup -------------------------------------------------------------------------
 
     def _labelled(self, client: docker.DockerClient, agent_id: str) -> list[Container]:
-        return client.containers.list(all=True, filters={"label": f"{AGENT_LABEL}={agent_id}"})
+        # ignore_removed: a container removed between listing and inspecting is simply gone.
+        return client.containers.list(
+            all=True, filters={"label": f"{AGENT_LABEL}={agent_id}"}, ignore_removed=True
+        )
 
     def _find(self, agent) -> Container | None:
         """The agent's container: by the recorded id, else by label (a job that died before

@@ -106,7 +106,7 @@ def docker_settings(settings, docker_engine, docker_engine_url):
 def remove_session_containers(client: docker.DockerClient) -> None:
     """Remove the fleet containers this test session created (never another session's)."""
     labels = ["fleet.managed=true", f"{SESSION_LABEL}={SESSION_ID}"]
-    for container in client.containers.list(all=True, filters={"label": labels}):
+    for container in client.containers.list(all=True, filters={"label": labels}, ignore_removed=True):
         try:
             container.remove(force=True, v=True)
         except docker_errors.NotFound:
