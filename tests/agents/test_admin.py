@@ -1,0 +1,64 @@
+"""The agents admin: list with workspaces, search, and lifecycle actions through the services."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agents.models import Agent
+from fleet.models import Event
+from tests.factories.accounts import AdminFactory
+
+from .conftest import shared_agent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def console():
+    client = Client()
+    client.force_login(AdminFactory())
+    return client
+
+
+def test_the_list_shows_status_owner_target_and_workspaces(console, tenancy):
+    agent = shared_agent(tenancy, name="listed-agent")
+
+    page = console.get("/admin/agents/agent/").content.decode()
+
+    assert "listed-agent" in page and tenancy.workspace.name in page and tenancy.owner.email in page
+    assert console.get(f"/admin/agents/agent/{agent.pk}/change/").status_code == 200
+
+
+def test_search_and_filters_answer(console, tenancy):
+    shared_agent(tenancy, name="findme")
+
+    assert "findme" in console.get("/admin/agents/agent/?q=findme").content.decode()
+    assert console.get("/admin/agents/agent/?status__exact=stopped&deploy_target__exact=docker").status_code == 200
+
+
+def test_the_stop_action_goes_through_the_service(console, tenancy):
+    agent = shared_agent(tenancy, status="queued")
+
+    console.post("/admin/agents/agent/", {"action": "stop", "_selected_action": [str(agent.pk)]})
+
+    assert Agent.objects.get(pk=agent.pk).status == "stopped"
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.stopped").exists()
+
+
+def test_an_action_the_rules_refuse_is_reported_not_raised(console, tenancy):
+    agent = shared_agent(tenancy, status="running")
+
+    response = console.post("/admin/agents/agent/", {"action": "redeploy", "_selected_action": [str(agent.pk)]},
+                            follow=True)
+
+    assert response.status_code == 200
+    assert "Could not redeploy" in response.content.decode()
+    assert Agent.objects.get(pk=agent.pk).status == "running"
+
+
+def test_a_non_admin_cannot_open_the_console(tenancy):
+    client = Client()
+    client.force_login(tenancy.owner)
+
+    assert client.get("/admin/agents/agent/").status_code == 302
