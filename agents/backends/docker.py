@@ -125,13 +125,15 @@ class DockerBackend:
     # -- the protocol -------------------------------------------------------------------
 
     def create(self, agent, spec: WorkloadSpec) -> Placement:
+        """Create and start the container. A container already labelled for the agent is
+        returned as it is (a retried job), so a redeploy must `remove` before it creates."""
         client = engine_client(self.host)
         with engine_errors(self.host):
             existing = self._labelled(client, spec.agent_id)
             if existing:
-                # A retried job: the first attempt created the container, maybe not started it.
+                # The first attempt created the container, perhaps without starting it.
                 container = existing[0]
-                if container.status != "running":
+                if container.status in ("created", "exited"):
                     container.start()
                     container.reload()
                 return self._placement(client, container)
