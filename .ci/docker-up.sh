@@ -27,7 +27,7 @@ exec 9>"$RUN_DIR/up.lock"
 flock 9
 
 missing=()
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+{ command -v dockerd && command -v docker; } >/dev/null 2>&1 || missing+=(docker.io)
 dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
