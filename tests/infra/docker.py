@@ -31,7 +31,8 @@ from tests.conftest import need_service
 ROOT = Path(__file__).resolve().parents[2]
 TEST_IMAGE = "fleet-test-runtime:latest"
 SESSION_LABEL = "fleet.test_session"
-SESSION_ID = uuid.uuid4().hex[:12]
+# The pid lets a later session tell a crashed session's leftovers from a live one's containers.
+SESSION_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 _engine: docker.DockerClient | None = None  # set once a test has used the engine
 
@@ -86,6 +87,7 @@ def docker_engine(docker_engine_url) -> docker.DockerClient:
         need_service(False, f"the Docker engine at {docker_engine_url} does not answer: {exc}")
     problem = _ensure_test_image(client, docker_engine_url)
     need_service(not problem, problem)
+    remove_abandoned_containers(client)
     _engine = client
     yield client
     _engine = None
@@ -103,14 +105,29 @@ def docker_settings(settings, docker_engine, docker_engine_url):
     return settings
 
 
-def remove_session_containers(client: docker.DockerClient) -> None:
-    """Remove the fleet containers this test session created (never another session's)."""
-    labels = ["fleet.managed=true", f"{SESSION_LABEL}={SESSION_ID}"]
-    for container in client.containers.list(all=True, filters={"label": labels}, ignore_removed=True):
+def _session_alive(session_id: str) -> bool:
+    pid = session_id.split("-", 1)[0]
+    return pid.isdigit() and Path(f"/proc/{pid}").exists()
+
+
+def _remove(containers) -> None:
+    for container in containers:
         try:
             container.remove(force=True, v=True)
         except docker_errors.NotFound:
             pass
+
+
+def remove_session_containers(client: docker.DockerClient) -> None:
+    """Remove the fleet containers this test session created (never another session's)."""
+    labels = ["fleet.managed=true", f"{SESSION_LABEL}={SESSION_ID}"]
+    _remove(client.containers.list(all=True, filters={"label": labels}, ignore_removed=True))
+
+
+def remove_abandoned_containers(client: docker.DockerClient) -> None:
+    """Remove what test sessions that died before their cleanup left behind (they hold ports)."""
+    tagged = client.containers.list(all=True, filters={"label": SESSION_LABEL}, ignore_removed=True)
+    _remove(c for c in tagged if not _session_alive(c.labels[SESSION_LABEL]))
 
 
 @pytest.fixture(scope="module", autouse=True)
