@@ -2,6 +2,7 @@ from django.apps import AppConfig
 
 from fleet.periodic import PeriodicJob
 
+from .budgets.periodic import BUDGET_PERIODIC_TASKS
 from .stats.periodic import STATS_PERIODIC_TASKS
 
 
@@ -16,7 +17,8 @@ class AgentsConfig(AppConfig):
             every_seconds=30,
             expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
         ),
-    ) + STATS_PERIODIC_TASKS
+    ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS
 
     def ready(self):
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
+        from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks

@@ -1,0 +1,83 @@
+"""GET/PUT /agents/:id/budget and DELETE /agents/:id/budget/:budgetId.
+
+Viewers read, editors write; keys need agents:read to read and agents:write to write
+(agents.selectors.agent_for gives 404 for agents the caller cannot see).
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.api.permissions import principal_of
+from workspaces.roles import Role
+
+from ..api.fields import NumberField
+from ..models import BudgetPeriod
+from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
+from ..selectors import agent_for
+from .selectors import agent_budget_report, budget_of_agent, budget_state
+from .services import budget_delete, budget_upsert
+
+MAX_LIMIT_USD = 1_000_000_000
+MIN_LIMIT_USD = Decimal("0.000001")  # one micro-dollar: money is stored in micro-dollars
+
+
+class BudgetInput(serializers.Serializer):
+    period = serializers.ChoiceField(choices=BudgetPeriod.values)
+    limit_usd = NumberField()
+    soft_threshold_pct = NumberField(required=False)
+
+    def validate_limit_usd(self, value) -> Decimal:
+        amount = Decimal(str(value))
+        if amount <= 0:
+            raise serializers.ValidationError("Must be a positive number of USD.")
+        if amount < MIN_LIMIT_USD:
+            raise serializers.ValidationError("Must be at least 0.000001 USD.")
+        if amount > MAX_LIMIT_USD:
+            raise serializers.ValidationError(f"At most {MAX_LIMIT_USD} USD.")
+        return amount
+
+    def validate_soft_threshold_pct(self, value) -> Decimal:
+        pct = Decimal(str(value)).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        if not 1 <= pct <= 100:
+            raise serializers.ValidationError("Must be between 1 and 100.")
+        return pct
+
+
+class AgentBudgetApi(APIView):
+    @extend_schema(summary="The agent's budgets with current spend, and why it is paused", responses=dict)
+    def get(self, request, agent_id):
+        agent = agent_for(principal_of(request), agent_id)
+        return Response(agent_budget_report(agent=agent))
+
+    @extend_schema(summary="Create or update the budget of one period", request=BudgetInput, responses=dict)
+    def put(self, request, agent_id):
+        agent = agent_for(principal_of(request), agent_id, min_role=Role.EDITOR)
+        data = _valid(BudgetInput, request.data)
+        budget, created = budget_upsert(
+            agent=agent,
+            period=data["period"],
+            limit_usd=data["limit_usd"],
+            soft_threshold_pct=data.get("soft_threshold_pct", DEFAULT_SOFT_THRESHOLD_PCT),
+        )
+        body = budget_state(budget=budget).body()
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class AgentBudgetDetailApi(APIView):
+    @extend_schema(summary="Remove a budget (a paused agent stays stopped until started)", responses=dict)
+    def delete(self, request, agent_id, budget_id):
+        agent = agent_for(principal_of(request), agent_id, min_role=Role.EDITOR)
+        budget = budget_of_agent(agent=agent, budget_id=budget_id)
+        return Response({"success": budget_delete(budget=budget)})
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

@@ -1,0 +1,1 @@
+"""Token usage: ingestion (POST /agents/:id/usage), model rates, and the workspace cost report."""

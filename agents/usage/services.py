@@ -1,0 +1,69 @@
+"""Ingesting token usage: price every event, store it once, roll it up, enforce budgets."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..budgets.enforcement import budget_check_agent
+from ..models import Agent
+from .rates import RateBook
+from .store import PricedEvent, usage_events_insert, usage_rollups_add
+from .validation import UsageInput
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    accepted: int
+    duplicates: int
+
+
+def _priced(events: list[UsageInput], *, now: datetime) -> list[PricedEvent]:
+    """Price each event; a request_id repeated inside the batch keeps its first occurrence.
+    An occurred_at in the future (a runtime's clock running ahead) is taken as now."""
+    book = RateBook.load()
+    seen: set[str] = set()
+    priced = []
+    for event in events:
+        if event.request_id in seen:
+            continue
+        seen.add(event.request_id)
+        occurred_at = min(event.occurred_at or now, now).astimezone(UTC)
+        charge = book.charge(
+            model=event.model,
+            provider=event.provider,
+            day=occurred_at.date(),
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            cost_usd=event.cost_usd,
+        )
+        priced.append(PricedEvent(event.request_id, event.model, event.provider, event.input_tokens,
+                                  event.output_tokens, charge.cost_micros, charge.rate_source, occurred_at))
+    return priced
+
+
+def usage_ingest(*, agent: Agent, events: list[UsageInput], now: datetime | None = None) -> IngestResult:
+    """Store the events not seen before for this agent; idempotent on (agent, request_id)."""
+    now = now or timezone.now()
+    priced = _priced(events, now=now)
+    with transaction.atomic():
+        inserted = usage_events_insert(agent_id=agent.pk, events=priced, received_at=now)
+        usage_rollups_add(agent_id=agent.pk, events=inserted)
+        if any(e.cost_micros for e in inserted):
+            _enforce_budgets(agent, now=now)
+    return IngestResult(accepted=len(inserted), duplicates=len(events) - len(inserted))
+
+
+def _enforce_budgets(agent: Agent, *, now: datetime) -> None:
+    # Usage must be recorded even if enforcement breaks: the sweep runs again within a minute.
+    try:
+        with transaction.atomic():
+            budget_check_agent(agent_id=agent.pk, now=now)
+    except Exception:
+        logger.exception("Budget check after usage failed for agent %s", agent.pk)

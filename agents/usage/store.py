@@ -1,0 +1,121 @@
+"""Writing usage: raw events with ON CONFLICT DO NOTHING, then additive UPSERTs of the rollups.
+
+`RETURNING` tells exactly which events this statement inserted, so a duplicate (an earlier
+post, or a concurrent identical one that committed first: the second insert waits on the
+unique index and then skips) is never counted nor rolled up twice. Rows are written in a
+fixed order (request id; rollup key) so that concurrent batches lock in the same order and
+cannot deadlock. Plain multi-row VALUES: the same SQL runs on PostgreSQL and SQLite >= 3.35.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from django.db import connection
+
+from ..models import AgentSpendDay, UsageDaily, UsageEvent
+
+CHUNK_ROWS = 500  # 10 parameters a row: well under every backend's parameter limit
+
+
+@dataclass(frozen=True, slots=True)
+class PricedEvent:
+    request_id: str
+    model: str
+    provider: str
+    input_tokens: int
+    output_tokens: int
+    cost_micros: int
+    rate_source: str
+    occurred_at: datetime
+
+    @property
+    def day(self) -> date:
+        return self.occurred_at.date()  # occurred_at is in UTC
+
+
+def _columns(model, names: Sequence[str]):
+    fields = [model._meta.get_field(name) for name in names]
+    quoted = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    if connection.vendor == "postgresql":
+        return quoted, None  # psycopg adapts uuid, datetime and date itself
+    return quoted, [lambda value, f=f: f.get_db_prep_value(value, connection) for f in fields]
+
+
+def _values_sql(rows: list[tuple], adapters) -> tuple[str, list]:
+    width = len(rows[0])
+    placeholder = "(" + ", ".join(["%s"] * width) + ")"
+    params: list = []
+    for row in rows:
+        params.extend(row if adapters is None else (adapt(v) for adapt, v in zip(adapters, row)))
+    return ", ".join([placeholder] * len(rows)), params
+
+
+_EVENT_COLUMNS = ("agent", "request_id", "model", "provider", "input_tokens", "output_tokens", "cost_micros",
+                  "rate_source", "occurred_at", "received_at")
+
+
+def usage_events_insert(*, agent_id, events: list[PricedEvent], received_at: datetime) -> list[PricedEvent]:
+    """Insert the events not stored yet; returns those this call inserted (call in a transaction)."""
+    table = connection.ops.quote_name(UsageEvent._meta.db_table)
+    columns, adapters = _columns(UsageEvent, _EVENT_COLUMNS)
+    conflict = ", ".join(connection.ops.quote_name(c) for c in ("agent_id", "request_id"))
+    ordered = sorted(events, key=lambda e: e.request_id)
+    inserted_ids: set[str] = set()
+    with connection.cursor() as cursor:
+        for start in range(0, len(ordered), CHUNK_ROWS):
+            chunk = ordered[start:start + CHUNK_ROWS]
+            rows = [(agent_id, e.request_id, e.model, e.provider, e.input_tokens, e.output_tokens, e.cost_micros,
+                     e.rate_source, e.occurred_at, received_at) for e in chunk]
+            values, params = _values_sql(rows, adapters)
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {values} "
+                f"ON CONFLICT ({conflict}) DO NOTHING RETURNING {connection.ops.quote_name('request_id')}",
+                params,
+            )
+            inserted_ids.update(row[0] for row in cursor.fetchall())
+    return [e for e in events if e.request_id in inserted_ids]
+
+
+def _upsert_adding(model, key: Sequence[str], sums: Sequence[str], rows: list[tuple]) -> None:
+    """INSERT rows; on a key clash add their `sums` columns to the stored row."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns, adapters = _columns(model, (*key, *sums))
+    conflict = ", ".join(connection.ops.quote_name(model._meta.get_field(k).column) for k in key)
+    updates = ", ".join(
+        f"{q} = {table}.{q} + excluded.{q}" for q in (connection.ops.quote_name(s) for s in sums)
+    )
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), CHUNK_ROWS):
+            values, params = _values_sql(rows[start:start + CHUNK_ROWS], adapters)
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}",
+                params,
+            )
+
+
+def usage_rollups_add(*, agent_id, events: list[PricedEvent]) -> None:
+    """Fold inserted events into UsageDaily and AgentSpendDay (call in the same transaction)."""
+    daily: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    spend: dict[date, int] = defaultdict(int)
+    for e in events:
+        sums = daily[(e.day, e.model, e.provider, e.rate_source)]
+        sums[0] += e.input_tokens
+        sums[1] += e.output_tokens
+        sums[2] += e.cost_micros
+        sums[3] += 1
+        spend[e.day] += e.cost_micros
+    _upsert_adding(
+        UsageDaily,
+        ("agent", "day", "model", "provider", "rate_source"),
+        ("input_tokens", "output_tokens", "cost_micros", "events"),
+        [(agent_id, *key, *sums) for key, sums in sorted(daily.items())],
+    )
+    _upsert_adding(
+        AgentSpendDay, ("agent", "day"), ("cost_micros",), [(agent_id, day, cost) for day, cost in sorted(spend.items())]
+    )
