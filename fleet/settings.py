@@ -265,6 +265,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api",
+    # Choice sets shared by field name across apps get one stable component name each.
+    "ENUM_NAME_OVERRIDES": {
+        "HealthStatusEnum": ["ok", "degraded"],
+        "UserRoleEnum": ["user", "admin"],
+        "WorkspaceRoleEnum": ["viewer", "editor", "admin", "owner"],
+        "GrantableWorkspaceRoleEnum": ["viewer", "editor", "admin"],
+    },
 }
 
 # --- Static, i18n, logging ------------------------------------------------------------
