@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
@@ -39,6 +40,19 @@ class PublicRouteAuthentication(BaseAuthentication):
         except InvalidCredentials:  # a malformed Authorization header is simply ignored here
             pass
         return None
+
+
+class PublicRouteSchema(OpenApiAuthenticationExtension):
+    """OpenAPI: public routes need no credential (AllowAny adds the empty requirement)."""
+
+    target_class = PublicRouteAuthentication
+    name: list = []
+
+    def get_security_requirement(self, auto_schema):
+        return None
+
+    def get_security_definition(self, auto_schema):
+        return []
 
 
 class PayloadTooLarge(ApiError):
