@@ -8,7 +8,8 @@
 `docker_engine` is a docker.DockerClient for FLEET_TEST_DOCKER_HOST. When that is unset and we
 are root on a machine with dockerd, the fixture runs .ci/docker-up.sh itself. Containers made
 while `docker_settings` is active carry this session's label (other sessions may share the
-engine) and are removed after each test module.
+engine) and are removed after each test module; those of sessions that died are removed when
+the next session starts.
 
 The image (tests/infra/images) answers /health with 200 and /env with the names of the
 environment variables it got; `docker exec <id> allocate 64` holds 64 MB of memory.
@@ -54,7 +55,7 @@ def _start_local_engine() -> tuple[str | None, str]:
 
 
 def _ensure_test_image(client: docker.DockerClient, url: str) -> str:
-    """"" when the test image exists (building it if needed), else why it could not."""
+    """An empty string when the test image exists (built here if needed), else why not."""
     try:
         client.images.get(TEST_IMAGE)
         return ""
