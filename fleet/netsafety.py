@@ -13,8 +13,8 @@ connections resolve the host once, validate every address, and connect to exactl
 address (so DNS rebinding between check and connect gains nothing), while TLS SNI,
 certificate checks and the Host header keep using the name. Redirects (at most 3) are
 checked the same way; environment proxies are ignored and explicit proxies refused,
-because a proxy would connect on our behalf unchecked. Every request has a timeout
-(settings.OUTBOUND_TIMEOUT_SECONDS unless the caller passes one).
+because a proxy would connect on our behalf unchecked (REQUESTS_CA_BUNDLE still applies).
+Every request has a timeout (settings.OUTBOUND_TIMEOUT_SECONDS unless the caller passes one).
 
 `parse_port_ranges()`/`port_allowed()` read settings.GATEWAY_ALLOWED_PORTS
 ("18789,9119,19000-19999,30000-32767") for adopted gateway ports.
@@ -23,6 +23,7 @@ because a proxy would connect on our behalf unchecked. Every request has a timeo
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from functools import lru_cache
 from socket import timeout as SocketTimeout
@@ -308,7 +309,9 @@ class SafeAdapter(HTTPAdapter):
 class SafeSession(requests.Session):
     def __init__(self, *, allow_private: bool = False):
         super().__init__()
-        self.trust_env = False  # no environment proxies or .netrc credentials
+        self.trust_env = False  # no environment proxies or .netrc credentials...
+        # ...but an operator's CA bundle (an internal CA for self-hosted endpoints) still counts.
+        self.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         self.max_redirects = MAX_REDIRECTS
         adapter = SafeAdapter(allow_private=allow_private)
         self.adapters.clear()

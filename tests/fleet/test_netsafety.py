@@ -260,6 +260,12 @@ def test_tls_still_verifies_the_certificate(tls_server, settings):
         safe_session().get(tls_server.url("/host"), verify=tls_server.cafile)
 
 
+def test_an_operator_ca_bundle_from_the_environment_is_honoured(tls_server, settings, monkeypatch):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["localhost"]
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", tls_server.cafile)
+    assert safe_session().get(tls_server.url("/host", host="localhost")).status_code == 200
+
+
 def test_explicit_proxies_are_refused(server, settings):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     with pytest.raises(UnsafeTarget, match="Proxies"):
