@@ -21,6 +21,7 @@ api_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api", api_not_found),  # the bare prefix too answers the JSON 404, not an HTML page
     path("api/", include(api_patterns)),
     path("metrics", metrics_view, name="metrics"),
 ]
