@@ -15,13 +15,27 @@ def deliver(delivery_id: str) -> None:
     delivery_attempt(delivery_id=delivery_id)
 
 
+@shared_task(name="alerts.deliver_batch", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver_batch(delivery_ids: list[str]) -> None:
+    """The deliveries of one event: split into one task each, so a slow receiver delays no other."""
+    _publish(delivery_ids)
+
+
 @shared_task(name="alerts.sweep_deliveries", ignore_result=True)
 def sweep_deliveries() -> None:
     deliveries_sweep()
 
 
 def deliveries_enqueue(delivery_ids: list[str], *, eta: datetime | None = None) -> None:
-    """Publish one deliver message per id over a single broker connection."""
-    with deliver.app.producer_or_acquire() as producer:
+    """Queue attempts: one message for a batch due now (the emitter pays one publish per event),
+    one message per delivery for scheduled retries."""
+    if len(delivery_ids) > 1 and eta is None:
+        deliver_batch.apply_async((list(delivery_ids),))
+    else:
+        _publish(delivery_ids, eta=eta)
+
+
+def _publish(delivery_ids: list[str], *, eta: datetime | None = None) -> None:
+    with deliver.app.producer_or_acquire() as producer:  # one broker connection for the lot
         for delivery_id in delivery_ids:
             deliver.apply_async((delivery_id,), eta=eta, producer=producer)

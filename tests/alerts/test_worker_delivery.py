@@ -107,3 +107,18 @@ def test_the_sweep_leaves_deliveries_that_are_not_yet_due_or_still_leased(tenanc
                             status=DeliveryStatus.SENDING, next_attempt_at=now, lease_expires_at=now + timedelta(minutes=1))
 
     assert deliveries_sweep() == 0
+
+
+def test_an_event_for_several_channels_is_delivered_to_each(tenancy, make_http_receiver, celery_worker_live):
+    first, second = make_http_receiver(), make_http_receiver()
+    make_rule(workspace=tenancy.workspace, pattern="agent.error",
+              channels=[webhook(first.url_for("/a")), webhook(second.url_for("/b"))])
+    make_rule(workspace=tenancy.workspace, pattern="*", channels=[webhook(first.url_for("/c"))])
+
+    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+
+    assert sorted(r.path for r in first.wait_for(2, timeout=15)) == ["/a", "/c"]
+    assert [r.path for r in second.wait_for(1, timeout=15)] == ["/b"]
+    celery_worker_live.wait_until(
+        lambda: set(Delivery.objects.filter(event=event).values_list("status", flat=True)) == {"succeeded"}
+    )
