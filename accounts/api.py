@@ -169,6 +169,7 @@ class LoginApi(PublicView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_authenticate(**data.validated_data)
+        services.user_record_login(user=user)
         return Response({"token": session_token_issue(user=user)})
 
 
@@ -264,6 +265,7 @@ class OAuthLoginApi(PublicView):
             id_token=data.validated_data.get("oauthIdToken"),
         )
         user = services.user_oauth_sign_in(identity=identity)
+        services.user_record_login(user=user)
         token = session_token_issue(user=user)
         response = Response({"token": token, "user": user_record(user)})
         session_cookie_set(response, token=token)

@@ -7,6 +7,7 @@ from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from social_django.models import UserSocialAuth
 
 from fleet.api.errors import ApiError, Conflict, InvalidCredentials, SignupDisabled
@@ -90,6 +91,12 @@ def user_authenticate(*, email: str, password: str) -> User:
     if not user.check_password(password):
         raise InvalidCredentials("The email or password is incorrect.")
     return user
+
+
+def user_record_login(*, user: User) -> None:
+    """Note when the user last signed in (shown in the admin console)."""
+    user.last_login = timezone.now()
+    User.objects.filter(pk=user.pk).update(last_login=user.last_login)
 
 
 _PROFILE_FIELDS = ("name", "avatar")

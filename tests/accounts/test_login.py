@@ -2,6 +2,7 @@ import jwt
 import pytest
 from django.conf import settings
 
+from accounts.models import User
 from accounts.tokens import user_from_session_token
 from tests.factories.accounts import DEFAULT_PASSWORD, UserFactory
 
@@ -25,6 +26,16 @@ def test_it_returns_a_session_token_valid_for_seven_days(api_client):
     assert user_from_session_token(body["token"]) == user
     claims = jwt.decode(body["token"], options={"verify_signature": False})
     assert claims["exp"] - claims["iat"] == 7 * 24 * 3600
+
+
+def test_it_records_the_last_login(api_client):
+    user = UserFactory(email="me@example.com")
+    assert user.last_login is None
+    login(api_client, "me@example.com")
+    user.refresh_from_db()
+    assert user.last_login is not None
+    login(api_client, "me@example.com", "wrong password")
+    assert User.objects.get(pk=user.pk).last_login == user.last_login
 
 
 def test_it_matches_the_email_case_insensitively(api_client):

@@ -113,6 +113,7 @@ def test_a_new_github_identity_registers_and_signs_in(api_client, github):
         "created_at": user.created_at.isoformat(),
     }
     assert not user.has_usable_password()
+    assert user.last_login is not None
     link = UserSocialAuth.objects.get(user=user)
     assert (link.provider, link.uid) == ("github", "4242")
 
