@@ -26,6 +26,10 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
 ]
 
+# Errors raised before or outside a view still answer the JSON body under /api.
+handler400 = "fleet.views.bad_request"
+handler500 = "fleet.views.server_error"
+
 admin.site.site_header = "Fleet control plane"
 admin.site.site_title = "Fleet admin"
 admin.site.index_title = "Agents, workspaces and alerts"

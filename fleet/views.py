@@ -1,5 +1,6 @@
-"""Kernel views: health, the JSON 404 for unknown /api routes (metrics: fleet.metrics)."""
+"""Kernel views: health, and JSON errors for /api outside DRF (metrics: fleet.metrics)."""
 
+from django.views import defaults
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -12,6 +13,24 @@ from .health import health_report
 
 def api_not_found(request, *args, **kwargs):
     return json_error("Not found.", "not_found", 404)
+
+
+def _is_api(request) -> bool:
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
+def bad_request(request, exception=None):
+    """handler400: e.g. a disallowed Host header, before any view runs."""
+    if _is_api(request):
+        return json_error("The request could not be understood.", "bad_request", 400)
+    return defaults.bad_request(request, exception)
+
+
+def server_error(request):
+    """handler500: a fault outside the views (ApiErrorMiddleware covers the views)."""
+    if _is_api(request):
+        return json_error("Internal server error.", "server_error", 500)
+    return defaults.server_error(request)
 
 
 class HealthChecksSerializer(serializers.Serializer):

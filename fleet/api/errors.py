@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -112,6 +113,12 @@ class DaemonUnreachable(ApiError):
     default_detail = "The container daemon could not be reached."
 
 
+class PayloadTooLarge(ApiError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
 class ValidationFailed(ApiError):
     """A 400 that names the offending fields."""
 
@@ -174,6 +181,8 @@ def api_exception_handler(exc, context):
         exc = NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = Forbidden()
+    elif isinstance(exc, RequestDataTooBig):  # bad input, never a 500
+        exc = PayloadTooLarge()
 
     from rest_framework.views import exception_handler as drf_exception_handler  # circular at import time
 

@@ -67,3 +67,10 @@ def test_an_unknown_route_is_the_json_not_found(client):
     response = client.post("/api/nothing/here", {}, format="json")
     assert response.status_code == 404
     assert response.json() == {"error": "Not found.", "code": "not_found"}
+
+
+def test_an_oversized_body_is_a_json_413_not_a_500(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = client.post("/api/echo", {"name": "x" * 2048, "count": 1}, format="json")
+    assert response.status_code == 413
+    assert response.json() == {"error": "The request body is too large.", "code": "payload_too_large"}
