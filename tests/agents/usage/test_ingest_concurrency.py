@@ -1,0 +1,46 @@
+"""Two identical usage posts at the same moment: one accepts, the other counts duplicates."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from agents.models import AgentSpendDay, UsageDaily, UsageEvent
+from tests.conftest import client_for
+from tests.factories.agents import AgentFactory
+
+from .helpers import event
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_two_concurrent_identical_posts_store_each_event_once(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    if connection.vendor != "postgresql":
+        pytest.skip("the race needs PostgreSQL's row locks")
+    agent = AgentFactory(container_id="", status="stopped")
+    batch = [event(cost_usd=0.01) for _ in range(300)]
+    barrier = threading.Barrier(2)
+    answers = []
+
+    def report():
+        client = client_for(agent.owner)
+        barrier.wait()
+        try:
+            answers.append(client.post(f"/api/agents/{agent.id}/usage", {"events": batch}, format="json").json())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=report) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(a["accepted"] for a in answers) == [0, 300], answers
+    assert sorted(a["duplicates"] for a in answers) == [0, 300]
+    assert UsageEvent.objects.filter(agent=agent).count() == 300
+    assert AgentSpendDay.objects.get(agent=agent).cost_micros == 3_000_000
+    assert sum(UsageDaily.objects.filter(agent=agent).values_list("events", flat=True)) == 300
