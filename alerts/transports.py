@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import requests
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives
+from django.core.mail import EmailMultiAlternatives, get_connection
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -75,6 +75,8 @@ def send_email(*, to: list[str], subject_prefix: str | None, payload: dict) -> S
         body=render_to_string("alerts/email/alert.txt", context),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=list(to),
+        # Sent inline by the emitter: never wait on a mail server for ever.
+        connection=get_connection(timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS),
     )
     message.attach_alternative(render_to_string("alerts/email/alert.html", context), "text/html")
     try:

@@ -107,9 +107,10 @@ def _delivery_record(*, delivery: Delivery, result: SendResult, started_at: date
         delivery.status, delivery.last_error = DeliveryStatus.PENDING, result.error
         delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
     delivery.save(update_fields=["status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at"])
-    AlertRule.objects.filter(pk=delivery.rule_id).update(
-        last_fired_at=started_at, last_error=None if result.succeeded else _rule_error(delivery, result)
-    )
+    if delivery.channel is not None:  # a removed channel's leftovers say nothing about the rule now
+        AlertRule.objects.filter(pk=delivery.rule_id).update(
+            last_fired_at=started_at, last_error=None if result.succeeded else _rule_error(delivery, result)
+        )
     if delivery.status == DeliveryStatus.PENDING:
         delivery_enqueue_on_commit(delivery_ids=[delivery.id], eta=delivery.next_attempt_at)
     return delivery
@@ -117,8 +118,6 @@ def _delivery_record(*, delivery: Delivery, result: SendResult, started_at: date
 
 def _rule_error(delivery: Delivery, result: SendResult) -> str:
     channel = delivery.channel
-    if channel is None:
-        return result.error
     target = channel.config.get("url") if channel.type == ChannelType.WEBHOOK else ", ".join(channel.config["to"])
     return f"{channel.type} {target}: {result.error}"
 

@@ -32,10 +32,12 @@ def alert_rule_update(
 ) -> AlertRule:
     """Change the given fields; `channels`, when given, replaces the whole list."""
     changes = {"name": name, "event_pattern": event_pattern, "enabled": enabled}
-    for field, value in changes.items():
-        if value is not _UNSET:
-            setattr(rule, field, value)
-    rule.save()  # also moves updatedAt when only the channels change
+    changed = [field for field, value in changes.items() if value is not _UNSET]
+    for field in changed:
+        setattr(rule, field, changes[field])
+    # Only the edited columns: lastFiredAt/lastError are written concurrently by deliveries.
+    # updated_at moves even when only the channels change.
+    rule.save(update_fields=[*changed, "updated_at"])
     if channels is not _UNSET:
         _channels_replace(rule=rule, specs=channels)
     return rule

@@ -306,3 +306,39 @@ def test_a_failed_delivery_can_be_resent(tenancy, rule, http_receiver, django_ca
 
     assert delivery.status == DeliveryStatus.SUCCEEDED
     assert [a.status_code for a in delivery.attempt_log.all()] == [410, 200]
+
+
+def test_editing_a_rule_keeps_the_pending_retries_of_unchanged_channels(
+    tenancy, rule, http_receiver, make_http_receiver, django_capture_on_commit_callbacks
+):
+    from alerts.services import alert_rule_update
+    from alerts.channel_config import parse_channels
+
+    http_receiver.respond_with(500, times=1)
+    removed = make_http_receiver()
+    alert_rule_update(rule=rule, channels=parse_channels([
+        webhook(http_receiver.url_for("/hook"), headers={"X-Team": "ops"}, secret=SECRET),
+        webhook(removed.url_for("/old")),
+    ]))
+    event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id])
+    kept, dropped = (Delivery.objects.get(event=event, channel__config__url=url)
+                     for url in (http_receiver.url_for("/hook"), removed.url_for("/old")))
+    delivery_attempt(delivery_id=kept.id)  # a 500: a retry is pending
+
+    alert_rule_update(rule=rule, name="Renamed", channels=parse_channels([
+        webhook(http_receiver.url_for("/hook"), headers={"X-Team": "ops"}, secret="[REDACTED]"),
+    ]))
+    rule.refresh_from_db()
+    error_before = rule.last_error
+
+    with time_machine.travel(timezone.now() + timedelta(minutes=1), tick=True):
+        kept = delivery_attempt(delivery_id=kept.id)
+        dropped = delivery_attempt(delivery_id=dropped.id)
+
+    assert kept.status == DeliveryStatus.SUCCEEDED
+    assert verify(http_receiver.requests[-1], KEY)  # still signed with the kept secret
+    assert dropped.status == DeliveryStatus.FAILED
+    assert dropped.last_error == "The channel was removed from the rule."
+    assert removed.requests == []
+    rule.refresh_from_db()
+    assert error_before and rule.last_error is None
