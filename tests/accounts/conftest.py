@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.infra.http import Reply, http_receiver, make_http_receiver  # noqa: F401 - fixtures
+from tests.infra.http import Reply, http_receiver  # noqa: F401 - the fixture
 
 __all__ = ["Reply", "assert_error"]
 
