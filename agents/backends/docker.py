@@ -9,6 +9,7 @@ finds its container and port allocation needs no table of its own.
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
@@ -39,6 +40,7 @@ PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT
 API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
 CREATE_ATTEMPTS = 5  # port races lost before giving up
+TWIN_WAIT = 5  # seconds to wait for a concurrent run of the same job to start its container
 MB = 1024 * 1024
 
 _clients: dict[str, docker.DockerClient] = {}
@@ -271,11 +273,7 @@ class DockerBackend:
         except docker_errors.APIError as exc:
             if not _is_name_clash(exc):
                 raise
-            # A concurrent run of the same job created it first.
-            existing = self._labelled(client, spec.agent_id)
-            if existing:
-                return existing[0]
-            raise BackendError(f"A container named {spec.name!r} exists and belongs to no agent of ours.") from exc
+            return self._await_twin(client, spec)
         if self._lost_port_race(client, container, port):
             container.remove(force=True)
             return None
@@ -288,6 +286,24 @@ class DockerBackend:
             return None
         container.reload()
         return container
+
+    def _await_twin(self, client: docker.DockerClient, spec: WorkloadSpec) -> Container | None:
+        """After a name clash: the container a concurrent run of the same job is creating,
+        once it has left the `created` state; None when it vanished (the caller tries again).
+        The engine reserves the name before the container shows in lists, hence the wait."""
+        deadline = time.monotonic() + TWIN_WAIT
+        while True:
+            try:
+                twin = client.containers.get(spec.name)
+            except docker_errors.NotFound:
+                twin = None
+            if twin is not None and twin.labels.get(AGENT_LABEL) != spec.agent_id:
+                raise BackendError(f"A container named {spec.name!r} already exists for something else.")
+            if twin is not None and twin.status != "created":
+                return twin
+            if time.monotonic() >= deadline:
+                return twin
+            time.sleep(0.1)
 
     def _create_container(self, client: docker.DockerClient, spec: WorkloadSpec, port: int) -> Container:
         options = self._container_options(client, spec, port)

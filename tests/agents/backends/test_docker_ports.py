@@ -40,6 +40,14 @@ def test_two_concurrent_creates_for_different_agents_get_distinct_ports():
     assert placements[0].host_port != placements[1].host_port
 
 
+def test_two_concurrent_creates_for_the_same_agent_give_one_container(docker_engine):
+    agent = FakeAgent()
+    first, second = create_concurrently([agent, agent])  # a job delivered twice at once
+
+    assert first == second
+    assert len(docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})) == 1
+
+
 def test_concurrent_creates_that_pick_the_same_port_back_off_until_each_has_its_own(settings, docker_engine):
     # Three deploys over three ports: collisions are likely, and every one must be resolved.
     settings.DOCKER_HOST_PORT_RANGE = (19993, 19995)
