@@ -5,6 +5,10 @@ The table holds 24 hours of 10-second samples for the whole fleet (8.64 million 
 (agent, recorded_at), which is also the index every history read walks), no JSON,
 4-byte floats for gauges and 8-byte floats only for the cumulative counters, which grow
 large and must keep their precision.
+
+On PostgreSQL the primary key also INCLUDEs the sample values (migration 0004), so a
+history read is an index-only scan: a tick writes the whole fleet side by side, which
+spreads one agent's day over thousands of heap pages but keeps it together in the index.
 """
 
 from __future__ import annotations
