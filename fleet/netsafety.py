@@ -165,8 +165,13 @@ def check_host(host: str, port: int | None = None, *, allow_private: bool = Fals
     name = _normalise_host(host)
     if not name:
         raise UnsafeTarget("A host is required.")
-    if port is not None and not 0 < int(port) < 65536:
-        raise UnsafeTarget(f"The port {port} is out of range.")
+    if port is not None:
+        try:
+            port = int(port)
+        except (TypeError, ValueError):
+            raise UnsafeTarget(f"The port {port!r} is not a number.") from None
+        if not 0 < port < 65536:
+            raise UnsafeTarget(f"The port {port} is out of range.")
     if host_is_allowlisted(name):
         return resolve(name, port)
     if name in METADATA_HOSTNAMES:

@@ -142,6 +142,12 @@ def test_an_unresolvable_host_is_refused(fake_dns):
         check_host("nowhere.test")
 
 
+@pytest.mark.parametrize("port", [0, 65536, -1, "http", None.__class__])
+def test_a_bad_port_is_refused(port):
+    with pytest.raises(UnsafeTarget, match="port"):
+        check_host(PUBLIC_V4, port)
+
+
 @pytest.mark.parametrize("host", ["", "   ", None])
 def test_a_missing_host_is_refused(host):
     with pytest.raises(UnsafeTarget):
