@@ -38,6 +38,12 @@ def test_it_does_nothing_when_an_admin_exists():
     assert list(User.objects.all()) == [existing]
 
 
+def test_it_works_while_signup_is_disabled(settings):
+    settings.SIGNUP_ENABLED = False
+    run("--email", "root@example.com", "--password", "a strong secret")
+    assert User.objects.get().role == "admin"
+
+
 def test_it_is_idempotent():
     run("--email", "root@example.com", "--password", "a strong secret")
     output = run("--email", "root@example.com", "--password", "another secret")

@@ -4,7 +4,7 @@ from django.conf import settings
 
 from accounts.models import User
 from accounts.tokens import user_from_session_token
-from tests.factories.accounts import DEFAULT_PASSWORD, UserFactory
+from tests.factories.accounts import DEFAULT_PASSWORD, OAuthUserFactory, UserFactory
 
 from .conftest import assert_error
 from .hashers import CountingHasher
@@ -63,10 +63,11 @@ def test_it_refuses_an_unknown_email_with_the_same_answer(api_client):
 
 
 def test_it_refuses_an_oauth_only_account(api_client):
-    user = UserFactory(email="oauth@example.com", provider="github")
-    user.set_unusable_password()
-    user.save()
-    assert_error(login(api_client, "oauth@example.com", "anything at all"), 401, "invalid_credentials")
+    user = OAuthUserFactory(email="oauth@example.com")
+    user.refresh_from_db()
+    assert not user.has_usable_password()
+    assert_error(login(api_client, "oauth@example.com"), 401, "invalid_credentials")
+    assert_error(login(api_client, "oauth@example.com", "!"), 401, "invalid_credentials")
 
 
 def test_it_refuses_a_disabled_account(api_client):
@@ -78,9 +79,7 @@ def test_it_refuses_a_disabled_account(api_client):
 def test_it_runs_the_hasher_once_whatever_the_email(api_client, settings, email):
     settings.PASSWORD_HASHERS = ["tests.accounts.hashers.CountingHasher"]
     UserFactory(email="known@example.com")
-    oauth_user = UserFactory(email="oauth@example.com")
-    oauth_user.set_unusable_password()
-    oauth_user.save()
+    OAuthUserFactory(email="oauth@example.com")
     CountingHasher.calls = 0
     assert_error(login(api_client, email, "a wrong password"), 401, "invalid_credentials")
     assert CountingHasher.calls == 1

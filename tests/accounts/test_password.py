@@ -1,7 +1,7 @@
 import pytest
 
 from tests.conftest import client_for
-from tests.factories.accounts import DEFAULT_PASSWORD, UserFactory
+from tests.factories.accounts import DEFAULT_PASSWORD, OAuthUserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
 
 from .conftest import assert_error
@@ -31,10 +31,8 @@ def test_it_refuses_a_wrong_current_password(user):
     assert user.check_password(DEFAULT_PASSWORD)
 
 
-def test_it_refuses_an_oauth_only_account(user):
-    oauth_user = UserFactory(provider="google")
-    oauth_user.set_unusable_password()
-    oauth_user.save()
+def test_it_refuses_an_oauth_only_account():
+    oauth_user = OAuthUserFactory(provider="google")
     assert_error(change(client_for(oauth_user), current="whatever it is"), 400, "password_not_set")
     oauth_user.refresh_from_db()
     assert not oauth_user.has_usable_password()

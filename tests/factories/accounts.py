@@ -22,3 +22,15 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 class AdminFactory(UserFactory):
     role = User.Role.ADMIN
+
+
+class OAuthUserFactory(UserFactory):
+    """An account created through OAuth sign-in: a provider and no usable password."""
+
+    provider = "github"
+    password = factory.PostGenerationMethodCall("set_unusable_password")
+
+    @factory.post_generation
+    def _save(obj, create, extracted, **kwargs):  # declared again: it must run after `password`
+        if create:
+            obj.save()
