@@ -143,7 +143,7 @@ class DockerBackend:
                 container = self._create_on_free_port(client, spec)
                 if container is not None:
                     return self._placement(client, container)
-        error = BackendError(f"Lost the race for a free host port {CREATE_ATTEMPTS} times; try again.")
+        error = BackendError(f"Could not place the container in {CREATE_ATTEMPTS} attempts (host port races).")
         error.transient = True
         raise error
 
@@ -280,10 +280,11 @@ class DockerBackend:
         try:
             container.start()
         except docker_errors.APIError as exc:
-            if not _is_port_clash(exc):
-                raise
-            container.remove(force=True)  # bridge mode: something outside fleet holds the port
-            return None
+            # A container that never ran is dropped, so a retried job starts afresh.
+            container.remove(force=True)
+            if _is_port_clash(exc):
+                return None  # bridge mode: something outside fleet holds the port
+            raise
         container.reload()
         return container
 

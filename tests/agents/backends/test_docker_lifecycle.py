@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from docker import errors as docker_errors
 
-from agents.backends.base import WorkloadMissing
+from agents.backends.base import BackendError, WorkloadMissing
 from agents.backends.docker import DockerBackend
 from tests.agents.backends.support import MB, FakeAgent, answers_health, http_get, spec_for, wait_until
 
@@ -194,3 +194,23 @@ def test_bridge_mode_publishes_the_gateway_port_on_the_allocated_host_port(docke
     assert [b["HostPort"] for b in bindings["18789/tcp"]] == [str(placement.host_port)]
     assert "OPENCLAW_GATEWAY_PORT=18789" in container.attrs["Config"]["Env"]  # listens on its own port
     assert container.labels["fleet.host_port"] == str(placement.host_port)
+
+
+def test_limits_the_engine_refuses_give_a_permanent_error_and_leave_no_container(backend, docker_engine):
+    agent = FakeAgent()
+    with pytest.raises(BackendError) as caught:
+        backend.create(agent, spec_for(agent, ram_mb=1))  # below the engine's 6 MB minimum
+
+    assert caught.value.transient is False
+    assert "memory" in str(caught.value).lower()
+    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
+
+
+def test_a_name_taken_by_a_container_of_another_agent_is_a_permanent_error(backend):
+    owner, intruder = FakeAgent(), FakeAgent()
+    name = f"fleet-test-shared-{owner.id[:8]}"
+    backend.create(owner, spec_for(owner, name=name))
+
+    with pytest.raises(BackendError) as caught:
+        backend.create(intruder, spec_for(intruder, name=name))
+    assert caught.value.transient is False
