@@ -6,6 +6,7 @@ agents:write, which includes reading); writes and tests need admin (a key: agent
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,7 +16,7 @@ from workspaces.access import WorkspaceRole, workspace_access
 from workspaces.roles import Role, Scope
 
 from . import selectors, services
-from .serializers import AlertRuleInput, EventsQuery, alert_rule_out, event_out
+from .serializers import AlertRuleInput, AlertRuleOutput, EventOutput, EventsQuery, SuccessOutput
 
 
 class WorkspaceReader(BasePermission):
@@ -43,29 +44,33 @@ class _ReadsAndAdminWrites(APIView):
 
 
 class AlertRuleListApi(_ReadsAndAdminWrites):
+    @extend_schema(responses=AlertRuleOutput(many=True))
     def get(self, request, workspace_id):
         rules = selectors.alert_rules_of_workspace(workspace_id=workspace_id)
-        return Response([alert_rule_out(rule) for rule in rules])
+        return Response(AlertRuleOutput(rules, many=True).data)
 
+    @extend_schema(request=AlertRuleInput, responses=AlertRuleOutput)
     def post(self, request, workspace_id):
         body = AlertRuleInput(data=request.data)
         body.is_valid(raise_exception=True)
         rule = services.alert_rule_create(
             workspace=request.workspace_access.workspace, created_by=request.auth.user, **body.service_kwargs()
         )
-        return Response(alert_rule_out(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule.id)))
+        return Response(AlertRuleOutput(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule.id)).data)
 
 
 class AlertRuleDetailApi(APIView):
     permission_classes = [WorkspaceAdmin]
 
+    @extend_schema(request=AlertRuleInput(partial=True), responses=AlertRuleOutput)
     def patch(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         body = AlertRuleInput(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
         services.alert_rule_update(rule=rule, **body.service_kwargs())
-        return Response(alert_rule_out(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)))
+        return Response(AlertRuleOutput(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)).data)
 
+    @extend_schema(responses=SuccessOutput)
     def delete(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         services.alert_rule_delete(rule=rule)
@@ -75,6 +80,7 @@ class AlertRuleDetailApi(APIView):
 class AlertRuleTestApi(APIView):
     permission_classes = [WorkspaceAdmin]
 
+    @extend_schema(request=None, responses=SuccessOutput)
     def post(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         services.alert_rule_test(rule=rule)
@@ -84,8 +90,9 @@ class AlertRuleTestApi(APIView):
 class WorkspaceEventListApi(APIView):
     permission_classes = [WorkspaceReader]
 
+    @extend_schema(parameters=[EventsQuery], responses=EventOutput(many=True))
     def get(self, request, workspace_id):
         query = EventsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         events = selectors.events_of_workspace(workspace_id=workspace_id, limit=query.validated_data["limit"])
-        return Response([event_out(event) for event in events])
+        return Response(EventOutput(events, many=True).data)

@@ -70,7 +70,9 @@ class Delivery(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # the webhook-id
     rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="deliveries")
     # A channel removed from its rule leaves its deliveries behind as history.
-    channel = models.ForeignKey(AlertChannel, on_delete=models.SET_NULL, null=True, blank=True, related_name="deliveries")
+    channel = models.ForeignKey(
+        AlertChannel, on_delete=models.SET_NULL, null=True, blank=True, related_name="deliveries"
+    )
     event = models.ForeignKey("fleet.Event", on_delete=models.CASCADE, related_name="+")
     channel_type = models.CharField(max_length=10, choices=ChannelType.choices)
     status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)

@@ -76,7 +76,9 @@ def send_email(*, to: list[str], subject_prefix: str | None, payload: dict) -> S
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=list(to),
         # Sent inline by the emitter: never wait on a mail server for ever.
-        connection=get_connection(timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS),
+        connection=get_connection(
+            timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS
+        ),
     )
     message.attach_alternative(render_to_string("alerts/email/alert.html", context), "text/html")
     try:

@@ -79,7 +79,9 @@ def _send(delivery: Delivery) -> SendResult:
                 body=delivery.body.encode("utf-8"),
             )
         return send_email(
-            to=channel.config["to"], subject_prefix=channel.config.get("subjectPrefix"), payload=json.loads(delivery.body)
+            to=channel.config["to"],
+            subject_prefix=channel.config.get("subjectPrefix"),
+            payload=json.loads(delivery.body),
         )
     except Exception as exc:  # a bug or an undecryptable secret must not leave the row claimed
         logger.exception("Delivery %s failed unexpectedly", delivery.id)

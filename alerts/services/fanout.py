@@ -53,7 +53,9 @@ def deliveries_create(*, event: Event) -> list[Delivery]:
     """
     now = timezone.now()
     deliveries = [
-        Delivery(rule_id=row["rule_id"], channel_id=row["id"], event=event, channel_type=row["type"], next_attempt_at=now)
+        Delivery(
+            rule_id=row["rule_id"], channel_id=row["id"], event=event, channel_type=row["type"], next_attempt_at=now
+        )
         for row in _matching_channels(event)
     ]
     if not deliveries:

@@ -72,7 +72,9 @@ def _secret_for(spec: ChannelSpec, existing: list[AlertChannel], position: int):
     url = spec.config.get("url")
     stored = next((c.secret for c in existing if c.config.get("url") == url and c.secret), None)
     if stored is None:
-        raise ValidationFailed({f"channels.{position}.secret": "No stored secret to keep for this URL; send the secret."})
+        raise ValidationFailed(
+            {f"channels.{position}.secret": "No stored secret to keep for this URL; send the secret."}
+        )
     return stored
 
 

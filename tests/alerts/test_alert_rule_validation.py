@@ -87,7 +87,9 @@ def test_create_refuses_invalid_input_naming_the_field(tenancy, case, payload, f
 
 
 # PATCH takes any subset: only the cases where a given field is wrong apply.
-PATCH_CASES = [c for c in CASES if not c[0].endswith("missing") or c[0].startswith(("webhook", "email", "channel type"))]
+PATCH_CASES = [
+    c for c in CASES if not c[0].endswith("missing") or c[0].startswith(("webhook", "email", "channel type"))
+]
 
 
 @pytest.mark.parametrize("case, payload, field", PATCH_CASES, ids=[c[0] for c in PATCH_CASES])

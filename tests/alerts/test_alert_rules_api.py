@@ -136,7 +136,9 @@ def test_patch_without_a_secret_removes_the_signing(tenancy):
 def test_patch_runs_the_same_validation(tenancy):
     rule = make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)])
 
-    response = client_for(tenancy.admin).patch(rule_url(rule), {"eventPattern": "agent*", "channels": []}, format="json")
+    response = client_for(tenancy.admin).patch(
+        rule_url(rule), {"eventPattern": "agent*", "channels": []}, format="json"
+    )
 
     assert response.status_code == 400
     assert set(response.json()["fields"]) == {"eventPattern", "channels"}

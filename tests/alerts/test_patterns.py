@@ -29,7 +29,9 @@ def test_a_pattern_matches_exactly_the_kinds_it_names(pattern, kind, matches):
     assert pattern_matches(pattern, kind) is matches
 
 
-@pytest.mark.parametrize("pattern", ["agent.error", "agent.*", "*", "agent.budget_soft_exceeded", "deploy", "a-b.c_d.*"])
+@pytest.mark.parametrize(
+    "pattern", ["agent.error", "agent.*", "*", "agent.budget_soft_exceeded", "deploy", "a-b.c_d.*"]
+)
 def test_it_accepts_literals_suffix_globs_and_the_wildcard(pattern):
     assert pattern_error(pattern) is None
 

@@ -140,7 +140,9 @@ def test_500_twice_then_200_makes_three_attempts_and_one_success(
     assert len({r.body for r in http_receiver.requests}) == 1
     assert delivery.status == DeliveryStatus.SUCCEEDED
     attempts = list(delivery.attempt_log.all())
-    assert [(a.number, a.status_code, a.succeeded) for a in attempts] == [(1, 500, False), (2, 500, False), (3, 200, True)]
+    assert [(a.number, a.status_code, a.succeeded) for a in attempts] == [
+        (1, 500, False), (2, 500, False), (3, 200, True),
+    ]
     assert attempts[0].error.startswith("HTTP 500")
     assert attempts[1].started_at - attempts[0].started_at >= RETRY_DELAYS[0]
     assert attempts[2].started_at - attempts[1].started_at >= RETRY_DELAYS[1]

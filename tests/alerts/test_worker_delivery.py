@@ -104,7 +104,8 @@ def test_the_sweep_leaves_deliveries_that_are_not_yet_due_or_still_leased(tenanc
     Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=events.emit("a.b"), channel_type="webhook",
                             next_attempt_at=now + timedelta(minutes=5))
     Delivery.objects.create(rule=rule, channel=rule.channels.get(), event=events.emit("a.c"), channel_type="webhook",
-                            status=DeliveryStatus.SENDING, next_attempt_at=now, lease_expires_at=now + timedelta(minutes=1))
+                            status=DeliveryStatus.SENDING, next_attempt_at=now,
+                            lease_expires_at=now + timedelta(minutes=1))
 
     assert deliveries_sweep() == 0
 
