@@ -66,10 +66,13 @@ class FleetGithubOAuth2(GithubOAuth2):
             headers={"Accept": "application/vnd.github+json"},
         )
 
+    def api_get(self, access_token: str, path: str):
+        return self.get_json(urljoin(self.api_url(), path), headers={"Authorization": f"token {access_token}"})
+
     def verified_email(self, access_token: str, profile: dict) -> str | None:
         """The primary verified address from /user/emails, else the public one (always verified)."""
         try:
-            emails = self._user_data(access_token, "/emails")
+            emails = self.api_get(access_token, "user/emails")
         except AuthProviderError as exc:
             if exc.status_code is None or exc.status_code >= 500:
                 raise
@@ -108,8 +111,8 @@ def _github_identity(backend: FleetGithubOAuth2, access_token: str) -> ProviderI
     if not (settings.SOCIAL_AUTH_GITHUB_KEY and settings.SOCIAL_AUTH_GITHUB_SECRET):
         raise OAuthProviderNotConfigured("Sign-in with GitHub is not configured.")
     backend.token_belongs_to_app(access_token)
-    profile = backend._user_data(access_token)
-    if not isinstance(profile, dict) or profile.get("id") in (None, ""):
+    profile = backend.api_get(access_token, "user")
+    if not isinstance(profile, dict) or not isinstance(profile.get("id"), (int, str)) or profile["id"] == "":
         raise InvalidCredentials("GitHub did not say who the token belongs to.")
     return ProviderIdentity(
         provider=GITHUB,

@@ -101,3 +101,11 @@ def test_it_refuses_conflicting_credentials(api_client, selfhosted):
 
 def test_it_answers_405_to_a_post(api_client, selfhosted):
     assert_error(api_client.post(URL, {}, format="json"), 405)
+
+
+def test_an_unknown_provider_is_a_configuration_error(api_client, selfhosted):
+    selfhosted.SIGNUP_BOT_PROTECTION_PROVIDER = "hcaptcha"
+    body = api_client.get(URL).json()
+    assert body["needsFirstAdmin"] is False
+    assert body["signupBotProtection"]["configured"] is False
+    assert "SIGNUP_BOT_PROTECTION_PROVIDER" in body["signupBotProtection"]["configurationError"]
