@@ -178,11 +178,6 @@ def test_the_gateway_endpoint_is_the_loopback_and_the_host_port(backend, deploye
     assert backend.gateway_endpoint(unrecorded) == ("127.0.0.1", deployed.gateway_host_port)
 
 
-def test_a_remote_engine_is_reached_at_its_own_host():
-    backend = DockerBackend(host="tcp://10.1.2.3:2376")
-    assert backend.gateway_endpoint(FakeAgent(gateway_host_port=19042)) == ("10.1.2.3", 19042)
-
-
 def test_bridge_mode_publishes_the_gateway_port_on_the_allocated_host_port(docker_engine):
     # This engine has no bridge network, so the container runs unreachable; its config is the point.
     backend = DockerBackend(network_mode="bridge")

@@ -40,8 +40,3 @@ def test_every_lifecycle_verb_on_an_unreachable_engine_raises_backend_unreachabl
     agent = FakeAgent(container_id="0123456789ab")
     with pytest.raises(BackendUnreachable):
         getattr(DockerBackend(), verb)(agent)
-
-
-def test_the_gateway_endpoint_needs_no_engine_when_the_port_is_recorded(dead_engine):
-    agent = FakeAgent(container_id="0123456789ab", gateway_host_port=19042)
-    assert DockerBackend().gateway_endpoint(agent)[1] == 19042
