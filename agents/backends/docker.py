@@ -71,14 +71,18 @@ def engine_errors(host: str):
 
 
 def engine_client(host: str) -> docker.DockerClient:
-    """One client per engine, built on first use (API version negotiated with the daemon)."""
-    with _clients_lock:
-        client = _clients.get(host)
-        if client is None:
-            with engine_errors(host):
-                client = docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
-            _clients[host] = client
+    """One client per engine, built on first use (API version negotiated with the daemon).
+    Built outside the lock: a slow engine must not hold up calls to the others."""
+    client = _clients.get(host)
+    if client is not None:
         return client
+    with engine_errors(host):
+        client = docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
+    with _clients_lock:
+        kept = _clients.setdefault(host, client)
+    if kept is not client:
+        client.close()  # another thread won the race; keep one connection pool per engine
+    return kept
 
 
 def engine_info(host: str, client: docker.DockerClient) -> dict:
