@@ -13,7 +13,8 @@ from typing import Protocol, runtime_checkable
 
 
 class BackendError(Exception):
-    """A backend operation failed. `transient` errors are worth retrying."""
+    """A backend operation failed. `transient` errors are worth retrying; a backend may set
+    it on one instance (an engine's 5xx answer is transient, its 4xx is not)."""
 
     transient = False
 
