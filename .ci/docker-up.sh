@@ -65,9 +65,7 @@ else
   say "engine is up"
 fi
 
-if ! docker -H "$DOCKER_URL" image inspect "$IMAGE" >/dev/null 2>&1; then
-  say "building $IMAGE"
-  DOCKER_HOST="$DOCKER_URL" tests/infra/images/build.sh >&2
-fi
+# A no-op when the image is already built from the current sources.
+DOCKER_HOST="$DOCKER_URL" tests/infra/images/build.sh "$IMAGE" >&2
 
 echo "export FLEET_TEST_DOCKER_HOST=$DOCKER_URL"

@@ -54,13 +54,9 @@ def _start_local_engine() -> tuple[str | None, str]:
     return last_line.split("=", 1)[1], ""
 
 
-def _ensure_test_image(client: docker.DockerClient, url: str) -> str:
-    """An empty string when the test image exists (built here if needed), else why not."""
-    try:
-        client.images.get(TEST_IMAGE)
-        return ""
-    except docker_errors.ImageNotFound:
-        pass
+def _ensure_test_image(url: str) -> str:
+    """An empty string when the test image is built from the current sources (build.sh is a
+    no-op then), else why it could not be built."""
     build = ROOT / "tests" / "infra" / "images" / "build.sh"
     result = subprocess.run(
         [str(build), TEST_IMAGE], capture_output=True, text=True, timeout=300, env={**os.environ, "DOCKER_HOST": url}
@@ -86,7 +82,7 @@ def docker_engine(docker_engine_url) -> docker.DockerClient:
         client.ping()
     except docker_errors.DockerException as exc:
         need_service(False, f"the Docker engine at {docker_engine_url} does not answer: {exc}")
-    problem = _ensure_test_image(client, docker_engine_url)
+    problem = _ensure_test_image(docker_engine_url)
     need_service(not problem, problem)
     remove_abandoned_containers(client)
     _engine = client
