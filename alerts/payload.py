@@ -48,5 +48,6 @@ def _agent_summary(event: Event) -> dict | None:
     if agent_model is not None:
         row = agent_model.objects.filter(pk=event.agent_id).values("name", "status").first()
     if row is None:  # e.g. agent.deleted: fall back to what the event carried
-        row = {"name": event.data.get("agent_name"), "status": event.data.get("agent_status")}
+        data = event.data if isinstance(event.data, dict) else {}
+        row = {"name": data.get("agent_name"), "status": data.get("agent_status")}
     return {"id": str(event.agent_id), "name": row["name"], "status": row["status"]}

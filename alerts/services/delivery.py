@@ -16,7 +16,7 @@ import logging
 import time
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -55,14 +55,19 @@ def delivery_attempt(*, delivery_id) -> Delivery | None:
     started_at = timezone.now()
     if not delivery_claim(delivery_id=delivery_id, now=started_at):
         return None
-    delivery = Delivery.objects.select_related("rule__workspace", "channel", "event").get(pk=delivery_id)
-    if delivery.body is None:
-        delivery.body = payload_json(delivery_payload(event=delivery.event, rule=delivery.rule))
-        Delivery.objects.filter(pk=delivery.pk).update(body=delivery.body)
+    delivery = Delivery.objects.select_related("rule__workspace", "channel", "event").filter(pk=delivery_id).first()
+    if delivery is None:  # its rule was deleted since the claim
+        return None
     clock = time.monotonic()
     result = _send(delivery)
     duration_ms = int((time.monotonic() - clock) * 1000)
-    return _delivery_record(delivery=delivery, result=result, started_at=started_at, duration_ms=duration_ms)
+    try:
+        recorded = _delivery_record(delivery=delivery, result=result, started_at=started_at, duration_ms=duration_ms)
+    except IntegrityError:  # deleted between our UPDATE and the attempt's INSERT
+        recorded = None
+    if recorded is None:
+        logger.info("Delivery %s was deleted with its rule while being sent", delivery_id)
+    return recorded
 
 
 def _send(delivery: Delivery) -> SendResult:
@@ -70,6 +75,9 @@ def _send(delivery: Delivery) -> SendResult:
     if channel is None:
         return SendResult.failure("The channel was removed from the rule.", permanent=True)
     try:
+        if delivery.body is None:
+            delivery.body = payload_json(delivery_payload(event=delivery.event, rule=delivery.rule))
+            Delivery.objects.filter(pk=delivery.pk).update(body=delivery.body)
         if channel.type == ChannelType.WEBHOOK:
             return send_webhook(
                 url=channel.config["url"],
@@ -83,14 +91,28 @@ def _send(delivery: Delivery) -> SendResult:
             subject_prefix=channel.config.get("subjectPrefix"),
             payload=json.loads(delivery.body),
         )
-    except Exception as exc:  # a bug or an undecryptable secret must not leave the row claimed
+    except Exception as exc:  # a bug, bad event data or an undecryptable secret must not leave the row claimed
         logger.exception("Delivery %s failed unexpectedly", delivery.id)
         return SendResult.failure(f"Internal error: {type(exc).__name__}", permanent=True)
 
 
 @transaction.atomic
-def _delivery_record(*, delivery: Delivery, result: SendResult, started_at: datetime, duration_ms: int) -> Delivery:
+def _delivery_record(
+    *, delivery: Delivery, result: SendResult, started_at: datetime, duration_ms: int
+) -> Delivery | None:
+    """Store the attempt's outcome; None when the delivery was deleted (with its rule) meanwhile."""
     now = timezone.now()
+    delivery.lease_expires_at = None
+    if result.succeeded:
+        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.SUCCEEDED, None, now
+    elif result.permanent or delivery.attempts >= MAX_ATTEMPTS:
+        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.FAILED, result.error, now
+    else:
+        delivery.status, delivery.last_error = DeliveryStatus.PENDING, result.error
+        delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
+    fields = ("status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at")
+    if not Delivery.objects.filter(pk=delivery.pk).update(**{f: getattr(delivery, f) for f in fields}):
+        return None
     DeliveryAttempt.objects.create(
         delivery=delivery,
         number=delivery.attempts,
@@ -100,15 +122,6 @@ def _delivery_record(*, delivery: Delivery, result: SendResult, started_at: date
         succeeded=result.succeeded,
         error=result.error,
     )
-    delivery.lease_expires_at = None
-    if result.succeeded:
-        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.SUCCEEDED, None, now
-    elif result.permanent or delivery.attempts >= MAX_ATTEMPTS:
-        delivery.status, delivery.last_error, delivery.completed_at = DeliveryStatus.FAILED, result.error, now
-    else:
-        delivery.status, delivery.last_error = DeliveryStatus.PENDING, result.error
-        delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
-    delivery.save(update_fields=["status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at"])
     if delivery.channel is not None:  # a removed channel's leftovers say nothing about the rule now
         AlertRule.objects.filter(pk=delivery.rule_id).update(
             last_fired_at=started_at, last_error=None if result.succeeded else _rule_error(delivery, result)

@@ -123,3 +123,22 @@ def test_an_event_for_several_channels_is_delivered_to_each(tenancy, make_http_r
     celery_worker_live.wait_until(
         lambda: set(Delivery.objects.filter(event=event).values_list("status", flat=True)) == {"succeeded"}
     )
+
+
+def test_a_rule_deleted_while_its_delivery_is_being_sent_ends_quietly(tenancy, http_receiver, transactional_db):
+    from alerts.models import AlertRule
+    from tests.infra.http import Reply
+
+    rule = make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
+
+    def delete_rule_then_answer(request):
+        AlertRule.objects.filter(pk=rule.pk).delete()  # from the receiver's thread, mid-request
+        connection.close()
+        return Reply(200)
+
+    http_receiver.route("/hook", delete_rule_then_answer)
+    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+
+    assert delivery_attempt(delivery_id=Delivery.objects.get(event=event).id) is None
+    assert len(http_receiver.requests) == 1
+    assert not Delivery.objects.filter(event=event).exists()
