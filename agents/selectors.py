@@ -106,6 +106,19 @@ def _effective_role(
     return best
 
 
+def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_only: bool) -> QuerySet:
+    """The assignments GET /agents shows: those in workspaces the caller may see. Every agent
+    assigned to such a workspace is visible to the caller, so no join on agents is needed."""
+    assignments = WorkspaceAgent.objects.all()
+    if principal.is_api_key:
+        assignments = assignments.filter(workspace_id=principal.workspace_id)
+    elif not principal.is_platform_admin:
+        assignments = assignments.filter(workspace_id__in=list(roles))
+    if owned_only:
+        assignments = assignments.filter(agent__owner_id=principal.user.pk)
+    return assignments
+
+
 def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]:
     """GET /agents: newest first, each row with isDirectOwner, effectiveRole and workspaces[].
 
@@ -119,34 +132,39 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     if not rows:
         return []
 
-    assignments = WorkspaceAgent.objects.filter(agent__in=agents)
-    if principal.is_api_key:
-        assignments = assignments.filter(workspace_id=principal.workspace_id)
-    elif not principal.is_platform_admin:
-        assignments = assignments.filter(workspace_id__in=list(roles))
+    assignments = _listed_assignments(principal, roles=roles, owned_only=scope == "owned")
     by_agent: dict[UUID, list[dict]] = defaultdict(list)
+    best_role: dict[UUID, Role] = {}  # the caller's highest workspace role per agent
     for agent_id, workspace_id, workspace_name, label in assignments.order_by("workspace__name").values_list(
         "agent_id", "workspace_id", "workspace__name", "role"
     ):
         by_agent[agent_id].append({"id": workspace_id, "name": workspace_name, "role": label})
+        role = roles.get(workspace_id)
+        if role is not None and role > best_role.get(agent_id, 0):
+            best_role[agent_id] = role
 
+    # Per row only dictionary look-ups: this loop runs once per agent (1,000 and more).
     user_id = principal.user.pk
-    out = []
+    key_role = key_agent_role(principal) if principal.is_api_key else None
+    admin_floor = Role.ADMIN if principal.is_platform_admin else None
+    labels = {role: role.label for role in Role}
+    empty: list = []
     for row in rows:
-        workspaces = by_agent.get(row["id"], [])
-        role = _effective_role(
-            principal,
-            owner_id=row["owner_id"],
-            assigned_workspace_ids={w["id"] for w in workspaces},
-            roles=roles,
-        )
-        owner_id = row.pop("owner_id")
+        agent_id = row["id"]
+        is_owner = row.pop("owner_id") == user_id
+        if key_role is not None:
+            role = key_role
+        elif is_owner:
+            role = Role.OWNER
+        else:
+            role = best_role.get(agent_id)
+            if admin_floor is not None and (role is None or role < admin_floor):
+                role = admin_floor
         row["sandbox_type"] = row["sandbox_profile"]
-        row["isDirectOwner"] = owner_id == user_id
-        row["effectiveRole"] = role.label if role else None
-        row["workspaces"] = workspaces
-        out.append(row)
-    return out
+        row["isDirectOwner"] = is_owner
+        row["effectiveRole"] = labels[role] if role is not None else None
+        row["workspaces"] = by_agent.get(agent_id, empty)
+    return rows
 
 
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:
