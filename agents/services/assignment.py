@@ -12,7 +12,9 @@ from ..models.assignment import DEFAULT_ASSIGNMENT_ROLE
 
 
 @transaction.atomic
-def workspace_agent_assign(*, workspace: Workspace, user, agent_id, role: str | None = None) -> tuple[WorkspaceAgent, bool]:
+def workspace_agent_assign(
+    *, workspace: Workspace, user, agent_id, role: str | None = None
+) -> tuple[WorkspaceAgent, bool]:
     """Assign one of `user`'s own agents to `workspace`; (assignment, created).
 
     Assigning again is not an error: the existing assignment is returned, with its label

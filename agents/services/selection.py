@@ -116,7 +116,9 @@ def _placement(request: DeployRequest) -> tuple[str, str]:
             {"execution_target_id": f"'{execution_target_id}' is not a target of the '{target}' family."}
         )
     if not registry.is_registered(execution_target_id):
-        raise ValidationFailed({"execution_target_id": f"The target '{execution_target_id}' is unknown or unavailable."})
+        raise ValidationFailed(
+            {"execution_target_id": f"The target '{execution_target_id}' is unknown or unavailable."}
+        )
     return target, execution_target_id
 
 

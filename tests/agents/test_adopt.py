@@ -104,6 +104,8 @@ def test_an_invalid_runtime_family_is_400(user_client):
         ({"host": "127.0.0.1"}, "host"),  # loopback is never an adoptable endpoint
         ({"host": "169.254.169.254"}, "host"),  # metadata
         ({"url": "http://[::1]:18789"}, "url"),
+        ({"url": "http://localhost:18789"}, "url"),  # a name resolving to loopback
+        ({"host": "bad_host!"}, "host"),
     ],
 )
 def test_invalid_ports_and_unsafe_endpoints_are_400(user_client, body, field):

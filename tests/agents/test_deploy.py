@@ -10,7 +10,6 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent, WorkspaceAgent
 from fleet.models import Event
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +29,8 @@ def test_it_creates_a_queued_agent_with_server_defaults(user_client, user, setti
     assert response.status_code == 201
     body = response.json()
     assert body["status"] == "queued"
-    assert (body["runtime_family"], body["deploy_target"], body["execution_target_id"]) == ("openclaw", "docker", "docker")
+    placement = (body["runtime_family"], body["deploy_target"], body["execution_target_id"])
+    assert placement == ("openclaw", "docker", "docker")
     assert (body["sandbox_profile"], body["sandbox_type"]) == ("standard", "standard")
     assert (body["vcpu"], body["ram_mb"], body["disk_gb"]) == (2, 2048, 20)
     assert body["name"].startswith("openclaw-agent-")

@@ -180,3 +180,17 @@ def test_the_number_of_queries_does_not_grow_with_agents_or_workspaces(user, dja
     assert small == large
     with django_assert_max_num_queries(4):
         client.get("/api/agents")
+
+
+def test_a_keys_query_count_does_not_grow_either(tenancy, django_assert_max_num_queries):
+    client = tenancy.client("key:agents:read")
+    client.get("/api/agents")  # the key's first use records last_used_at (once a minute)
+    for _ in range(5):
+        WorkspaceAgentFactory(workspace=tenancy.workspace)
+    small, _ = _count_queries(client, django_assert_max_num_queries)
+    for _ in range(45):
+        WorkspaceAgentFactory(workspace=tenancy.workspace)
+    large, listed = _count_queries(client, django_assert_max_num_queries)
+
+    assert listed == 50
+    assert small == large

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 
 import pytest
 
