@@ -13,6 +13,7 @@ from rest_framework.exceptions import APIException
 
 from .models import Agent, WorkspaceAgent
 from .services.lifecycle import agent_delete, agent_redeploy, agent_restart, agent_start, agent_stop
+from .stats.admin import AgentStatsChartsMixin
 
 
 class WorkspaceAgentInline(admin.TabularInline):
@@ -24,7 +25,7 @@ class WorkspaceAgentInline(admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(AgentStatsChartsMixin, admin.ModelAdmin):
     list_display = ("name", "status", "owner", "deploy_target", "execution_target_id", "runtime_family",
                     "workspace_names", "paused_reason", "created_at")
     list_filter = ("status", "deploy_target", "runtime_family", "sandbox_profile", "is_external", "paused_reason")

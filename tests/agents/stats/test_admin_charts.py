@@ -72,3 +72,20 @@ def test_an_agents_charts_show_its_last_hour_of_cpu_and_memory_against_its_limit
     assert len(polyline_points(memory)) == 12
     assert "CPU" in cpu and "Memory" in memory
     assert 'stroke-dasharray="4 3"' in memory
+
+
+@pytest.mark.django_db
+def test_the_agent_admin_page_shows_both_charts(client):
+    from tests.factories.accounts import AdminFactory
+
+    agent = AgentFactory()
+    make_samples(agent, start=timezone.now() - timedelta(minutes=10), count=6)
+    client.force_login(AdminFactory())
+
+    response = client.get(f"/admin/agents/agent/{agent.pk}/change/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Resource usage, last hour" in page
+    assert page.count('class="agent-stats-chart"') == 2
+    assert "cdn" not in page.lower()
