@@ -42,3 +42,20 @@ def test_the_purge_task_deletes_what_is_past_retention():
     stats_purge_expired()
 
     assert StatsSample.objects.count() == 5
+
+
+def test_a_worker_running_the_sample_task_stores_a_live_containers_row(celery_worker_live, docker_settings):
+    from agents.backends.base import WorkloadSpec
+    from agents.backends.docker import DockerBackend
+    from agents.stats.tasks import stats_sample
+
+    agent = AgentFactory(container_id="")
+    spec = WorkloadSpec(str(agent.pk), f"fleet-stats-task-{agent.pk.hex[:8]}", "openclaw",
+                        docker_settings.AGENT_IMAGE_OPENCLAW, {}, {}, 0.5, 128, 1)
+    agent.container_id = DockerBackend().create(agent, spec).container_id
+    agent.save(update_fields=["container_id"])
+
+    stats_sample.delay()
+
+    row = celery_worker_live.wait_until(lambda: StatsSample.objects.filter(agent=agent).first(), timeout=30)
+    assert row.memory_limit_mb == 128.0
