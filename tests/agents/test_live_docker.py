@@ -95,8 +95,10 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     assert (stopped.status_code, stopped.json()["status"]) == (200, "stopped")
     assert docker_engine.containers.get(agent.container_id).status == "exited"
 
+    Agent.objects.filter(pk=agent.pk).update(paused_reason="budget_exceeded")
     started = client.post(f"{url}/start")
     assert (started.status_code, started.json()["status"]) == (200, "running")
+    assert started.json()["paused_reason"] is None
     container = docker_engine.containers.get(agent.container_id)
     assert container.status == "running"
     first_start = container.attrs["State"]["StartedAt"]

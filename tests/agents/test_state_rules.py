@@ -107,3 +107,38 @@ def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
     event = Event.objects.get(kind="agent.deleted", agent_id=agent.id)
     assert event.workspace_ids == [str(tenancy.workspace.id)]
     assert event.data["agent"]["name"] == "doomed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings):
+    """Two redeploys of one stopped agent: the second waits for the first's row lock, then
+    finds the agent `queued` and is refused; without the lock it would read `stopped` too."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from tests.factories.accounts import UserFactory
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    user = UserFactory()
+    agent = agent_of(user, status="stopped")
+    locked = threading.Event()
+
+    def first_redeploy():
+        with transaction.atomic():
+            row = Agent.objects.select_for_update().get(pk=agent.pk)
+            locked.set()
+            time.sleep(1.0)  # the second call arrives meanwhile
+            row.status = "queued"
+            row.save(update_fields=["status"])
+        connection.close()
+
+    first = threading.Thread(target=first_redeploy)
+    first.start()
+    locked.wait(5)
+    second = client_for(user).post(f"/api/agents/{agent.id}/redeploy")
+    first.join()
+
+    assert (second.status_code, second.json()["code"]) == (400, "invalid_state")
+    assert Agent.objects.get(pk=agent.pk).status == "queued"
