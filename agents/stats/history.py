@@ -83,7 +83,7 @@ def _bucketed(samples, *, window: Window, buckets: int) -> list[dict]:
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        columns = [column.name for column in cursor.description]
+        columns = [column[0] for column in cursor.description]
         rows = cursor.fetchall()
     values_of = itemgetter(*(columns.index(f"agg_{name}") for name in RECORD_FIELDS))
     bucket_of = itemgetter(columns.index("bucket"))

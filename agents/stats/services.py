@@ -108,15 +108,23 @@ def stats_purge(
     cutoff = (now or timezone.now()) - RETENTION
     deleted = 0
     for _ in range(max_batches):
-        batch = _purge_batch(cutoff=cutoff, batch_rows=batch_rows)
+        batch, finished = _purge_batch(cutoff=cutoff, batch_rows=batch_rows)
         deleted += batch
-        if batch < batch_rows:
+        if finished:
             break
     return deleted
 
 
 @transaction.atomic
-def _purge_batch(*, cutoff: datetime, batch_rows: int) -> int:
-    oldest = StatsSample.objects.filter(recorded_at__lt=cutoff).order_by("recorded_at")[:batch_rows]
-    deleted, _ = StatsSample.objects.filter(pk__in=oldest.values("pk")).delete()
-    return deleted
+def _purge_batch(*, cutoff: datetime, batch_rows: int) -> tuple[int, bool]:
+    """Delete the oldest expired samples up to the time of the `batch_rows`-th one: about
+    `batch_rows` rows (a tick's rows share a time and go together). Returns (deleted, whether
+    nothing expired is left). A time boundary, not a LIMIT in a subquery, because that is
+    what every database runs as written."""
+    expired = StatsSample.objects.filter(recorded_at__lt=cutoff)
+    boundary = list(expired.order_by("recorded_at").values_list("recorded_at", flat=True)[batch_rows - 1 : batch_rows])
+    if not boundary:
+        deleted, _ = expired.delete()
+        return deleted, True
+    deleted, _ = expired.filter(recorded_at__lte=boundary[0]).delete()
+    return deleted, False

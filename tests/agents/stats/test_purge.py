@@ -47,8 +47,19 @@ def test_the_purge_deletes_in_batches_of_the_given_size():
     deletes = [q["sql"] for q in captured if q["sql"].startswith("DELETE")]
     assert deleted == 23
     assert len(deletes) == 5  # 5 + 5 + 5 + 5 + 3
-    assert all("LIMIT 5" in sql for sql in deletes)
     assert not StatsSample.objects.exists()
+
+
+def test_a_batch_never_splits_a_tick():
+    agents = AgentFactory.create_batch(3)
+    for agent in agents:  # four old ticks of three rows each
+        make_samples(agent, start=NOW - timedelta(days=2), count=4)
+
+    deleted = stats_purge(now=NOW, batch_rows=4, max_batches=1)
+
+    assert deleted == 6  # the 4th oldest row is in the second tick: both ticks go, whole
+    remaining = StatsSample.objects.values_list("recorded_at", flat=True)
+    assert sorted(remaining) == sorted([NOW - timedelta(days=2) + timedelta(seconds=s) for s in (20, 30)] * 3)
 
 
 def test_one_run_stops_after_its_batch_allowance_and_the_next_run_carries_on():
