@@ -63,7 +63,7 @@ def gateway_health(agent: Agent) -> bool:
     try:
         return gateway_get(agent, "/health").ok
     except Exception as exc:  # any failure to answer is "unhealthy", never an error of the caller
-        logger.info("Gateway health of agent %s failed: %s", agent.pk, exc)
+        logger.debug("Gateway health of agent %s failed: %s", agent.pk, exc)
         return False
 
 
