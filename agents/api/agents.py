@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,12 +14,14 @@ from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
 from .bodies import DEPLOY_FIELDS, agent_body
 from .fields import IntegerField, NumberField, RawStringField
+from .schemas import AgentDeployOut, AgentListItemOut, AgentOut
 
 
 class AgentListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         scope = serializers.ChoiceField(choices=("accessible", "owned"), required=False, default="accessible")
 
+    @extend_schema(parameters=[FilterSerializer], responses=AgentListItemOut(many=True))
     def get(self, request):
         query = self.FilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -42,6 +45,7 @@ class AgentDeployApi(APIView):
         disk_gb = _optional(NumberField)
         migration_draft_id = _optional(RawStringField)
 
+    @extend_schema(request=InputSerializer, responses={201: AgentDeployOut})
     def post(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -59,6 +63,7 @@ class AgentAdoptApi(APIView):
         port = _optional(IntegerField)
         gateway_token = _optional(RawStringField)
 
+    @extend_schema(request=InputSerializer, responses={201: AgentOut})
     def post(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
+@extend_schema_field(OpenApiTypes.STR)
 class RawStringField(serializers.Field):
     """A JSON string taken as sent (no trimming, no null-character refusal): the service
     decides, e.g. stripping control characters from agent names."""
@@ -22,6 +25,7 @@ class RawStringField(serializers.Field):
         return value
 
 
+@extend_schema_field(OpenApiTypes.NUMBER)
 class NumberField(serializers.Field):
     """A JSON number (or a numeric string); booleans, NaN and infinities are refused."""
 
@@ -43,6 +47,7 @@ class NumberField(serializers.Field):
         return value
 
 
+@extend_schema_field(OpenApiTypes.INT)
 class IntegerField(NumberField):
     default_error_messages = {"invalid": "A whole number is required."}
 

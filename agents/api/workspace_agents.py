@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,6 +14,7 @@ from workspaces.roles import Role, Scope
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
 from .fields import RawStringField
+from .schemas import AssignmentOut, CandidateOut, AgentSuccessOut, WorkspaceAgentOut
 
 
 class WorkspaceAgentListApi(APIView):
@@ -30,10 +32,12 @@ class WorkspaceAgentListApi(APIView):
                 raise serializers.ValidationError("A role label has 1 to 50 characters.")
             return value.strip() if value is not None else None
 
+    @extend_schema(responses=WorkspaceAgentOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
         return Response(workspace_agent_list(workspace=workspace, user=principal_of(request).user))
 
+    @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})
     def post(self, request, workspace_id):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -50,6 +54,7 @@ class WorkspaceAgentListApi(APIView):
 class WorkspaceAgentCandidatesApi(APIView):
     permission_classes = [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)]
 
+    @extend_schema(responses=CandidateOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
         return Response(workspace_agent_candidates(workspace=workspace, user=principal_of(request).user))
@@ -58,6 +63,7 @@ class WorkspaceAgentCandidatesApi(APIView):
 class WorkspaceAgentDetailApi(APIView):
     permission_classes = [WorkspaceRole(Role.ADMIN)]
 
+    @extend_schema(responses=AgentSuccessOut)
     def delete(self, request, workspace_id, agent_id):
         workspace_agent_unassign(workspace=request.workspace_access.workspace, agent_id=agent_id)
         return Response({"success": True})
