@@ -33,11 +33,11 @@ def gateway_base_url(agent: Agent) -> str:
         if weak_token_reason(agent.gateway_token if isinstance(agent.gateway_token, str) else None):
             raise GatewayUnavailable("The adopted agent's stored token is weak or unreadable; rotate it.")
         return agent.gateway_url.rstrip("/")
-    from .backends.registry import backend_for
+    from .backends.registry import UnknownTarget, backend_for
 
     try:
         host, port = backend_for(agent).gateway_endpoint(agent)
-    except BackendError as exc:
+    except (BackendError, UnknownTarget) as exc:
         raise GatewayUnavailable(str(exc)) from exc
     shown_host = f"[{host}]" if ":" in host else host
     return f"http://{shown_host}:{port}"

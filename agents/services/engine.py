@@ -13,10 +13,17 @@ from ..models import Agent
 T = TypeVar("T")
 
 
-def backend_of(agent: Agent) -> RuntimeBackend:
-    from ..backends.registry import backend_for  # the registry imports every backend: load it late
+class NoBackend(BackendError):
+    """No registered backend serves the agent's execution target (a target unregistered since)."""
 
-    return backend_for(agent)
+
+def backend_of(agent: Agent) -> RuntimeBackend:
+    from ..backends.registry import UnknownTarget, backend_for  # load the registry late
+
+    try:
+        return backend_for(agent)
+    except UnknownTarget as exc:
+        raise NoBackend(str(exc)) from exc
 
 
 def engine_call(agent: Agent, operation: Callable[[RuntimeBackend], T], *, missing_ok: bool = False,

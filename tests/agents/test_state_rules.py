@@ -142,3 +142,12 @@ def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings
 
     assert (second.status_code, second.json()["code"]) == (400, "invalid_state")
     assert Agent.objects.get(pk=agent.pk).status == "queued"
+
+
+def test_an_agent_whose_target_is_no_longer_registered_answers_without_a_500(user):
+    agent = agent_of(user, status="running", container_id="abc", deploy_target="k8s", execution_target_id="k8s:gone")
+    client = client_for(user)
+
+    assert client.get(f"/api/agents/{agent.id}").json()["status"] == "running"  # the stored state
+    start = client.post(f"/api/agents/{agent.id}/restart")
+    assert (start.status_code, start.json()["code"]) == (502, "daemon_unreachable")
