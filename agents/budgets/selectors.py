@@ -1,8 +1,9 @@
 """Reads of budgets with their current spend, in one aggregate query for any number of agents.
 
-Spend comes from the per-agent per-day rollup (AgentSpendDay), summed over each budget's
-current UTC period by a correlated subquery on its (agent, day) index: ten thousand budgets
-cost one statement, not one per agent (DESIGN.md section 9).
+Spend comes from the per-agent per-day rollup (AgentSpendDay): its rows since the earliest
+current period start are read once, summed per agent and period with FILTER, and joined to
+the budgets; ten thousand budgets cost one statement, never one per agent (DESIGN.md
+section 9).
 """
 
 from __future__ import annotations
@@ -11,21 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import (
-    BigIntegerField,
-    Case,
-    DateField,
-    DecimalField,
-    ExpressionWrapper,
-    F,
-    OuterRef,
-    QuerySet,
-    Subquery,
-    Sum,
-    Value,
-    When,
-)
-from django.db.models.functions import Coalesce
+from django.db import connection
 from django.utils import timezone
 
 from fleet.api.errors import NotFound
@@ -81,29 +68,37 @@ class BudgetState:
         }
 
 
-def _by_period(windows: dict[str, PeriodWindow], attribute: str) -> Case:
-    return Case(
-        *[When(period=period, then=Value(getattr(window, attribute))) for period, window in windows.items()],
-        output_field=DateField(),
+def _spend_query(windows: dict[str, PeriodWindow], *, agent_ids: list | None, at_least_soft: bool):
+    """(budget id, spent micros) rows: the spend rollup read once, each agent's days summed per
+    period with FILTER, joined to the budgets. One statement for any number of agents."""
+    q = connection.ops.quote_name
+    day = connection.ops.adapt_datefield_value
+    budget, spend = q(Budget._meta.db_table), q(AgentSpendDay._meta.db_table)
+    params: list = []
+    sums = []
+    for period, window in windows.items():
+        sums.append(f"SUM(s.cost_micros) FILTER (WHERE s.day >= %s AND s.day < %s) AS {q('spent_' + period)}")
+        params += [day(window.start), day(window.end)]
+    params += [day(min(w.start for w in windows.values())), day(max(w.end for w in windows.values()))]
+    agent_filter = ""
+    if agent_ids is not None:
+        agent_filter = " AND s.agent_id IN ({})".format(", ".join(["%s"] * len(agent_ids)))
+        params += [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
+    per_period = " ".join(f"WHEN '{p}' THEN sp.{q('spent_' + p)}" for p in windows)
+    sql = (
+        f"WITH sp AS (SELECT s.agent_id, {', '.join(sums)} FROM {spend} s "
+        f"WHERE s.day >= %s AND s.day < %s{agent_filter} GROUP BY s.agent_id) "
+        f"SELECT b.id, COALESCE(CASE b.period {per_period} END, 0) AS spent, b.limit_micros, b.soft_threshold_pct "
+        f"FROM {budget} b LEFT JOIN sp ON sp.agent_id = b.agent_id"
     )
-
-
-def _budgets_with_spend(now: datetime) -> tuple[QuerySet[Budget], dict[str, PeriodWindow]]:
-    windows = period_windows(now)
-    spend = (
-        AgentSpendDay.objects.filter(
-            agent_id=OuterRef("agent_id"), day__gte=OuterRef("window_start"), day__lt=OuterRef("window_end")
-        )
-        .order_by()
-        .values("agent_id")
-        .annotate(total=Sum("cost_micros"))
-        .values("total")
-    )
-    budgets = Budget.objects.annotate(
-        window_start=_by_period(windows, "start"),
-        window_end=_by_period(windows, "end"),
-    ).annotate(spent=Coalesce(Subquery(spend, output_field=BigIntegerField()), Value(0)))
-    return budgets, windows
+    if agent_ids is not None:
+        sql += " WHERE b.agent_id IN ({})".format(", ".join(["%s"] * len(agent_ids)))
+        params += [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
+    if at_least_soft:
+        sql = f"SELECT id, spent FROM ({sql}) x WHERE spent * 100 >= limit_micros * soft_threshold_pct"
+    else:
+        sql = f"SELECT id, spent FROM ({sql}) x"
+    return sql, params
 
 
 def budget_states(*, now: datetime | None = None, agent_ids: Iterable | None = None,
@@ -111,21 +106,29 @@ def budget_states(*, now: datetime | None = None, agent_ids: Iterable | None = N
     """Budgets with their spend in the current period, daily/weekly/monthly per agent.
 
     `at_least_soft` keeps only budgets at or over their soft threshold (what enforcement
-    acts on), filtered in SQL; `with_agent` loads each budget's agent in the same query.
+    acts on), filtered in SQL; `with_agent` loads each budget's agent too. One query for the
+    spend, and one more for the budgets it returned (none when it returned nothing).
     """
-    budgets, windows = _budgets_with_spend(now or timezone.now())
+    windows = period_windows(now or timezone.now())
+    agent_ids = None if agent_ids is None else list(agent_ids)
+    if agent_ids == []:
+        return []
+    sql, params = _spend_query(windows, agent_ids=agent_ids, at_least_soft=at_least_soft)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        spent = {Budget._meta.pk.to_python(budget_id): int(total) for budget_id, total in cursor.fetchall()}
+    if not spent:
+        return []
     if agent_ids is not None:
-        budgets = budgets.filter(agent_id__in=list(agent_ids))
-    if at_least_soft:
-        budgets = budgets.alias(
-            spent_x100=ExpressionWrapper(F("spent") * 100, output_field=BigIntegerField()),
-            soft_line=ExpressionWrapper(
-                F("limit_micros") * F("soft_threshold_pct"), output_field=DecimalField(max_digits=30, decimal_places=2)
-            ),
-        ).filter(spent_x100__gte=F("soft_line"))
+        budgets = Budget.objects.filter(agent_id__in=agent_ids)
+    elif at_least_soft:
+        budgets = Budget.objects.filter(pk__in=list(spent))  # the few over their soft line
+    else:
+        budgets = Budget.objects.all()
+    budgets = budgets.defer("created_at", "updated_at")  # parsing 2 timestamps a row dominates big reads
     if with_agent:
         budgets = budgets.select_related("agent")
-    states = [BudgetState(b, int(b.spent), windows[b.period]) for b in budgets]
+    states = [BudgetState(b, spent[b.pk], windows[b.period]) for b in budgets if b.pk in spent]
     states.sort(key=lambda s: (str(s.budget.agent_id), PERIOD_ORDER[s.budget.period]))
     return states
 

@@ -117,5 +117,8 @@ def usage_rollups_add(*, agent_id, events: list[PricedEvent]) -> None:
         [(agent_id, *key, *sums) for key, sums in sorted(daily.items())],
     )
     _upsert_adding(
-        AgentSpendDay, ("agent", "day"), ("cost_micros",), [(agent_id, day, cost) for day, cost in sorted(spend.items())]
+        AgentSpendDay,
+        ("agent", "day"),
+        ("cost_micros",),
+        [(agent_id, day, cost) for day, cost in sorted(spend.items())],
     )

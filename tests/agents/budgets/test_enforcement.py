@@ -121,7 +121,9 @@ def test_usage_reaching_the_cap_pauses_a_running_agent(tenancy, eager_tasks, dja
     assert kinds(agent) == ["agent.budget_exceeded", "agent.budget_soft_exceeded", "agent.stopped"]
 
 
-def test_usage_reaching_the_cap_claims_the_pause_before_the_worker_stops_it(tenancy, django_capture_on_commit_callbacks):
+def test_usage_reaching_the_cap_claims_the_pause_before_the_worker_stops_it(
+    tenancy, django_capture_on_commit_callbacks
+):
     agent = running_without_container(tenancy)
     budget(agent, limit_usd=10)
 

@@ -57,7 +57,9 @@ def _budgets(user, agent) -> dict:
 def test_spend_counts_until_the_period_ends_and_then_resets(tenancy, spent_at, last_moment, period, resets_at):
     agent = shared_agent(tenancy)
     with time_machine.travel(spent_at, tick=False):
-        client_for(tenancy.owner).put(f"/api/agents/{agent.id}/budget", {"period": period, "limit_usd": 10}, format="json")
+        client_for(tenancy.owner).put(
+            f"/api/agents/{agent.id}/budget", {"period": period, "limit_usd": 10}, format="json"
+        )
         spend(agent, 4.0)
 
     with time_machine.travel(last_moment, tick=False):
