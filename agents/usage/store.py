@@ -4,7 +4,8 @@
 post, or a concurrent identical one that committed first: the second insert waits on the
 unique index and then skips) is never counted nor rolled up twice. Rows are written in a
 fixed order (request id; rollup key) so that concurrent batches lock in the same order and
-cannot deadlock. Plain multi-row VALUES: the same SQL runs on PostgreSQL and SQLite >= 3.35.
+cannot deadlock. PostgreSQL inserts the events from column arrays (unnest); elsewhere plain
+multi-row VALUES (SQLite >= 3.35 has ON CONFLICT and RETURNING).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def usage_events_insert(*, agent_id, events: list[PricedEvent], received_at: dat
     columns, adapters = _columns(UsageEvent, _EVENT_COLUMNS)
     conflict = ", ".join(connection.ops.quote_name(c) for c in ("agent_id", "request_id"))
     ordered = sorted(events, key=lambda e: e.request_id)
+    if connection.vendor == "postgresql":
+        inserted_ids = _insert_unnest(table, columns, conflict, agent_id, ordered, received_at)
+        return [e for e in events if e.request_id in inserted_ids]
     inserted_ids: set[str] = set()
     with connection.cursor() as cursor:
         for start in range(0, len(ordered), CHUNK_ROWS):
@@ -78,6 +82,30 @@ def usage_events_insert(*, agent_id, events: list[PricedEvent], received_at: dat
             )
             inserted_ids.update(row[0] for row in cursor.fetchall())
     return [e for e in events if e.request_id in inserted_ids]
+
+
+_UNNEST_TYPES = ("text", "text", "text", "bigint", "bigint", "bigint", "text", "timestamptz")
+
+
+def _insert_unnest(table: str, columns: str, conflict: str, agent_id, events: list[PricedEvent],
+                   received_at: datetime) -> set[str]:
+    """PostgreSQL: one column array per field instead of 10 placeholders a row, so a batch of
+    1,000 events is one short statement (the driver's cost of splitting a query with 10,000
+    placeholders was most of the request)."""
+    arrays = [
+        [e.request_id for e in events], [e.model for e in events], [e.provider for e in events],
+        [e.input_tokens for e in events], [e.output_tokens for e in events], [e.cost_micros for e in events],
+        [e.rate_source for e in events], [e.occurred_at for e in events],
+    ]
+    unnest = ", ".join(f"%s::{kind}[]" for kind in _UNNEST_TYPES)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) "
+            f"SELECT %s, r, m, p, i, o, c, s, t, %s FROM unnest({unnest}) AS u(r, m, p, i, o, c, s, t) "
+            f"ON CONFLICT ({conflict}) DO NOTHING RETURNING request_id",
+            [agent_id, received_at, *arrays],
+        )
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _upsert_adding(model, key: Sequence[str], sums: Sequence[str], rows: list[tuple]) -> None:
