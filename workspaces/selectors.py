@@ -35,7 +35,12 @@ def _with_counts(workspaces: QuerySet[Workspace]) -> QuerySet[Workspace]:
 
 
 def _rows(workspaces: QuerySet[Workspace], roles: dict[UUID, Role]) -> list[dict]:
-    rows = _with_counts(workspaces).values("id", "name", "owner_id", "created_at", "member_count", "agent_count")
+    # Meta.ordering is dropped from GROUP BY queries, so the order is stated here.
+    rows = (
+        _with_counts(workspaces)
+        .order_by("-created_at", "id")
+        .values("id", "name", "owner_id", "created_at", "member_count", "agent_count")
+    )
     return [
         {
             "id": row["id"],
