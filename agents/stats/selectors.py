@@ -6,24 +6,14 @@ from dataclasses import asdict
 
 from agents.backends.base import BackendError, BackendUnreachable, WorkloadMissing
 from agents.models import Agent
+from agents.models.stats import RECORD_FIELDS
 from fleet.api.errors import DaemonUnreachable, NoContainer
 
 from .history import history_records
 from .window import Window
 
-SNAPSHOT_FIELDS = (
-    "cpu_percent",
-    "memory_usage_mb",
-    "memory_limit_mb",
-    "memory_percent",
-    "network_rx_mb",
-    "network_tx_mb",
-    "disk_read_mb",
-    "disk_write_mb",
-    "pids",
-    "uptime_seconds",
-    "running",
-)
+# The spec's "Stats snapshot": the history record's fields plus two live-only ones.
+SNAPSHOT_FIELDS = RECORD_FIELDS + ("uptime_seconds", "running")
 
 
 def stats_snapshot_get(*, agent: Agent) -> dict:
