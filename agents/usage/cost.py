@@ -2,7 +2,7 @@
 
 Two aggregate statements over the daily rollup (UsageDaily), whatever the number of agents:
 one for the agents assigned to the caller's workspaces, one for the caller's own agents in no
-workspace. A session sees every workspace it is a member of plus its unassigned agents; a
+workspace. Each sums the usage per agent and model first, then joins the agents to it. A session sees every workspace it is a member of plus its unassigned agents; a
 workspace API key needs `workspaces:read` and sees only its workspace, with `unassigned` empty.
 
 `workspaceTotalUsd` adds up the workspaces, so an agent in two workspaces counts twice;
@@ -13,6 +13,7 @@ Agents with no usage in the period are listed with zeros.
 from __future__ import annotations
 
 from collections import defaultdict
+from uuid import UUID
 
 from django.db import connection
 
@@ -25,10 +26,6 @@ from ..models import Agent, UsageDaily, WorkspaceAgent
 from .money import micros_to_usd
 from .window import CostWindow
 
-_SUMS = "SUM(d.input_tokens), SUM(d.output_tokens), SUM(d.cost_micros)"
-_MODEL_COLUMNS = "d.model, d.provider, d.rate_source"
-
-
 def _tables() -> dict[str, str]:
     q = connection.ops.quote_name
     return {
@@ -38,41 +35,61 @@ def _tables() -> dict[str, str]:
     }
 
 
-def _usage_join(window: CostWindow) -> tuple[str, list]:
-    dates = [connection.ops.adapt_datefield_value(window.start), connection.ops.adapt_datefield_value(window.end)]
-    return "LEFT JOIN {daily} d ON d.agent_id = a.id AND d.day >= %s AND d.day <= %s", dates
-
-
 def _uuid(value):
     return Agent._meta.pk.get_db_prep_value(value, connection)
 
 
+def _as_uuid(value) -> UUID:
+    """PostgreSQL returns UUIDs, SQLite their hex text."""
+    return value if isinstance(value, UUID) else UUID(value)
+
+
+def _usage_by_model(agents_sql: str, window: CostWindow) -> tuple[str, list]:
+    """A CTE `u`: usage summed per agent, model, provider and rate source over the window, for
+    the agents `agents_sql` selects. Aggregated before any join, so an agent in two workspaces
+    is summed once and the join that follows only copies a few rows."""
+    day = connection.ops.adapt_datefield_value
+    sql = (
+        "u AS (SELECT d.agent_id, d.model, d.provider, d.rate_source, SUM(d.input_tokens) AS input_tokens, "
+        "SUM(d.output_tokens) AS output_tokens, SUM(d.cost_micros) AS cost_micros FROM {daily} d "
+        f"WHERE d.day >= %s AND d.day <= %s AND d.agent_id IN ({agents_sql}) "
+        "GROUP BY d.agent_id, d.model, d.provider, d.rate_source)"
+    )
+    return sql, [day(window.start), day(window.end)]
+
+
+_USAGE_COLUMNS = "u.model, u.provider, u.rate_source, u.input_tokens, u.output_tokens, u.cost_micros"
+
+
 def _workspace_rows(workspace_ids: list, window: CostWindow) -> list[tuple]:
+    """(workspace id, agent id, name, model, provider, rate_source, input, output, cost) rows."""
     if not workspace_ids:
         return []
-    join, params = _usage_join(window)
-    placeholders = ", ".join(["%s"] * len(workspace_ids))
+    in_workspaces = "wa.workspace_id IN ({})".format(", ".join(["%s"] * len(workspace_ids)))
+    ids = [_uuid(w) for w in workspace_ids]
+    usage, usage_params = _usage_by_model(f"SELECT wa.agent_id FROM {{assignment}} wa WHERE {in_workspaces}", window)
     sql = (
-        f"SELECT wa.workspace_id, a.id, a.name, {_MODEL_COLUMNS}, {_SUMS} "
-        "FROM {assignment} wa JOIN {agent} a ON a.id = wa.agent_id "
-        f"{join} WHERE wa.workspace_id IN ({placeholders}) "
-        f"GROUP BY wa.workspace_id, a.id, a.name, {_MODEL_COLUMNS}"
+        f"WITH {usage} SELECT wa.workspace_id, a.id, a.name, {_USAGE_COLUMNS} "
+        "FROM {assignment} wa JOIN {agent} a ON a.id = wa.agent_id LEFT JOIN u ON u.agent_id = a.id "
+        f"WHERE {in_workspaces}"
     ).format(**_tables())
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *(_uuid(w) for w in workspace_ids)])
+        cursor.execute(sql, [*usage_params, *ids, *ids])
         return cursor.fetchall()
 
 
 def _unassigned_rows(user_id, window: CostWindow) -> list[tuple]:
-    join, params = _usage_join(window)
+    """(agent id, name, model, ...) rows for the user's own agents that are in no workspace."""
+    mine = "SELECT a.id FROM {agent} a WHERE a.owner_id = %s AND NOT EXISTS " \
+           "(SELECT 1 FROM {assignment} wa WHERE wa.agent_id = a.id)"
+    usage, usage_params = _usage_by_model(mine, window)
     sql = (
-        f"SELECT a.id, a.name, {_MODEL_COLUMNS}, {_SUMS} FROM {{agent}} a {join} "
-        "WHERE a.owner_id = %s AND NOT EXISTS (SELECT 1 FROM {assignment} wa WHERE wa.agent_id = a.id) "
-        f"GROUP BY a.id, a.name, {_MODEL_COLUMNS}"
+        f"WITH {usage} SELECT a.id, a.name, {_USAGE_COLUMNS} FROM {{agent}} a LEFT JOIN u ON u.agent_id = a.id "
+        "WHERE a.owner_id = %s AND NOT EXISTS (SELECT 1 FROM {assignment} wa WHERE wa.agent_id = a.id)"
     ).format(**_tables())
-    owner_field = Agent._meta.get_field("owner").target_field
+    owner = Agent._meta.get_field("owner").target_field.get_db_prep_value(user_id, connection)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, owner_field.get_db_prep_value(user_id, connection)])
+        cursor.execute(sql, [*usage_params, owner, owner])
         return cursor.fetchall()
 
 
@@ -80,7 +97,7 @@ def _agent_rows(rows) -> dict:
     """(agent id, name, model, provider, rate_source, in, out, cost) rows -> agent id -> perAgent row."""
     agents: dict = {}
     for agent_id, name, model, provider, rate_source, input_tokens, output_tokens, cost in rows:
-        agent_id = Agent._meta.pk.to_python(agent_id)
+        agent_id = _as_uuid(agent_id)
         entry = agents.get(agent_id)
         if entry is None:
             entry = agents[agent_id] = {"agentId": agent_id, "agentName": name, "micros": 0, "input": 0,
@@ -131,7 +148,7 @@ def workspace_cost_report(*, principal: Principal, window: CostWindow) -> dict:
     workspaces = list(workspaces_visible_to(principal).order_by("name", "id").values_list("id", "name"))
     by_workspace: dict = defaultdict(list)
     for workspace_id, *rest in _workspace_rows([w for w, _ in workspaces], window):
-        by_workspace[Agent._meta.pk.to_python(workspace_id)].append(rest)
+        by_workspace[_as_uuid(workspace_id)].append(rest)
     unassigned = _agent_rows(_unassigned_rows(principal.user.pk, window)) if principal.is_session else {}
 
     fleet_micros: dict = {agent_id: e["micros"] for agent_id, e in unassigned.items()}
