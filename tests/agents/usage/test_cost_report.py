@@ -201,3 +201,11 @@ def test_the_report_reads_a_constant_number_of_queries(tenancy, fleet, django_as
 
     with django_assert_max_num_queries(6):
         assert report(client).status_code == 200
+
+
+def test_a_key_of_another_workspace_sees_only_that_workspace(tenancy, fleet):
+    body = report(client_for(api_key=tenancy.key("workspaces:read", workspace=tenancy.other_workspace))).json()
+
+    assert [w["workspaceId"] for w in body["workspaces"]] == [str(tenancy.other_workspace.id)]
+    assert [r["agentName"] for r in body["workspaces"][0]["perAgent"]] == ["foreign"]
+    assert body["uniqueFleetTotalUsd"] == 100.0
