@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..events import agent_event
-from ..models import Agent, Budget, PausedReason, Status
+from ..models import Agent, Budget, PausedReason, Status, WorkspaceAgent
 from ..services.lifecycle import agent_stop
 from ..usage.money import micros_to_usd
 from .selectors import BudgetState, budget_states
@@ -47,6 +47,23 @@ def _budget_data(state: BudgetState) -> dict:
     return {"budget": state.body() | {"id": str(state.budget.pk), "resetsAt": state.window.resets_at.isoformat()}}
 
 
+def _soft_event(state: BudgetState, *, workspace_ids=None) -> None:
+    budget, agent = state.budget, state.budget.agent
+    agent_event(
+        agent,
+        "agent.budget_soft_exceeded",
+        f"Agent {agent.name} has spent {state.pct}% of its {budget.period} budget "
+        f"(${micros_to_usd(state.spent_micros)} of ${micros_to_usd(budget.limit_micros)}).",
+        workspace_ids=workspace_ids,
+        **_budget_data(state),
+    )
+
+
+def _soft_due(states: list[BudgetState]) -> list[BudgetState]:
+    """Budgets over their soft line whose event for this period was not sent yet."""
+    return [s for s in states if s.soft_reached and s.budget.soft_notified_for != s.window.start]
+
+
 def budget_soft_notify(*, state: BudgetState) -> bool:
     """Emit the soft event for this budget's current period unless it was already sent."""
     claimed = (
@@ -54,17 +71,38 @@ def budget_soft_notify(*, state: BudgetState) -> bool:
         .exclude(soft_notified_for=state.window.start)
         .update(soft_notified_for=state.window.start)
     )
-    if not claimed:
-        return False
-    budget, agent = state.budget, state.budget.agent
-    agent_event(
-        agent,
-        "agent.budget_soft_exceeded",
-        f"Agent {agent.name} has spent {state.pct}% of its {budget.period} budget "
-        f"(${micros_to_usd(state.spent_micros)} of ${micros_to_usd(budget.limit_micros)}).",
-        **_budget_data(state),
-    )
-    return True
+    if claimed:
+        _soft_event(state)
+    return bool(claimed)
+
+
+def budgets_soft_notify(*, states: list[BudgetState]) -> int:
+    """The soft events of many budgets at once: claimed under row locks per period start (so a
+    concurrent caller never sends one twice), workspaces read in one query. Returns how many."""
+    due = _soft_due(states)
+    return _soft_notify_due(due) if due else 0  # nothing due: not even a transaction
+
+
+@transaction.atomic
+def _soft_notify_due(due: list[BudgetState]) -> int:
+    by_start: dict = defaultdict(list)
+    for state in due:
+        by_start[state.window.start].append(state)
+    workspaces: dict = defaultdict(list)
+    for agent_id, workspace_id in WorkspaceAgent.objects.filter(
+        agent_id__in={s.budget.agent_id for s in due}
+    ).values_list("agent_id", "workspace_id"):
+        workspaces[agent_id].append(workspace_id)
+    sent = 0
+    for start, group in by_start.items():
+        claimable = Budget.objects.select_for_update().filter(pk__in=[s.budget.pk for s in group])
+        claimed = set(claimable.exclude(soft_notified_for=start).values_list("pk", flat=True))
+        Budget.objects.filter(pk__in=claimed).update(soft_notified_for=start)
+        for state in group:
+            if state.budget.pk in claimed:
+                _soft_event(state, workspace_ids=workspaces[state.budget.agent_id])
+                sent += 1
+    return sent
 
 
 def _pause_claim(agent_id, *, only_unclaimed: bool = False) -> bool:
@@ -116,7 +154,7 @@ def budget_check_agent(*, agent_id, now: datetime | None = None) -> bool:
     """After usage lands (in the ingestion transaction): soft events now; a reached cap on a
     running agent is claimed here and the stop goes to a worker after commit. True if so."""
     states = budget_states(now=now, agent_ids=[agent_id], at_least_soft=True, with_agent=True)
-    for state in states:
+    for state in _soft_due(states):
         budget_soft_notify(state=state)
     if not _over_cap(states) or not _pause_claim(agent_id, only_unclaimed=True):
         return False
@@ -132,14 +170,9 @@ def budgets_sweep(*, now: datetime | None = None) -> SweepReport:
     report = SweepReport()
     states = budget_states(now=now, at_least_soft=True, with_agent=True)
     report.over_soft = len(states)
+    report.soft_events = _soft_events_sent(states, report)
     over_cap: dict = defaultdict(list)
     for state in states:
-        try:
-            with transaction.atomic():
-                report.soft_events += budget_soft_notify(state=state)
-        except Exception:
-            report.errors += 1
-            logger.exception("Budget soft check failed for budget %s", state.budget.pk)
         agent = state.budget.agent
         if state.hard_reached and agent.status in PAUSABLE and not agent.is_external:
             over_cap[agent.pk].append(state)
@@ -156,3 +189,21 @@ def budgets_sweep(*, now: datetime | None = None) -> SweepReport:
         elif outcome == "failed":
             report.pause_failed += 1
     return report
+
+
+def _soft_events_sent(states: list[BudgetState], report: SweepReport) -> int:
+    """All soft events in one transaction; if that fails, budget by budget, so that one bad
+    budget cannot hold back the others' warnings."""
+    try:
+        return budgets_soft_notify(states=states)
+    except Exception:
+        logger.exception("Budget soft events failed as a batch; sending them one by one")
+    sent = 0
+    for state in _soft_due(states):
+        try:
+            with transaction.atomic():
+                sent += budget_soft_notify(state=state)
+        except Exception:
+            report.errors += 1
+            logger.exception("Budget soft check failed for budget %s", state.budget.pk)
+    return sent

@@ -274,3 +274,16 @@ def test_the_sweep_runs_every_minute_from_beat():
     assert job.every_seconds == 60
     assert "agents.budgets.sweep" in celery_app.tasks
     assert "agents.budgets.pause" in celery_app.tasks
+
+
+def test_a_sweep_with_nothing_new_to_do_only_reads(tenancy, django_assert_num_queries):
+    for _ in range(5):
+        agent = shared_agent(tenancy)  # stopped: nothing to pause
+        spend(agent, 9)
+        budget(agent, limit_usd=10)
+    assert budgets_sweep().soft_events == 5
+
+    with django_assert_num_queries(2):  # the spend read, then the budgets it found
+        report = budgets_sweep()
+
+    assert (report.over_soft, report.soft_events, report.paused) == (5, 0, 0)
