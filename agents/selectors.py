@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db import connection
+from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
 
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
@@ -26,9 +27,11 @@ from .models import Agent, DeployTarget, WorkspaceAgent
 
 AGENT_NOT_FOUND = "Agent not found."
 
-# The columns of GET /agents, read as plain values (no model instances per row).
+# The columns of GET /agents, read as tuples (no model instances, no dict per row from the ORM).
+# The *_text columns are id, owner_id and created_at as the text the JSON body shows (see
+# _UuidText and _IsoTimestampUTC).
 LIST_COLUMNS = (
-    "id",
+    "id_text",
     "name",
     "status",
     "runtime_family",
@@ -40,9 +43,49 @@ LIST_COLUMNS = (
     "node",
     "container_id",
     "paused_reason",
-    "created_at",
-    "owner_id",
+    "created_text",
+    "owner_text",
 )
+
+
+class _IsoTimestampUTC(Func):
+    """A timestamptz as Python's isoformat() writes it in UTC (what orjson writes for the
+    aware datetime): `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, microseconds left out when zero.
+    Formatting in PostgreSQL spares the Python-level timestamptz loader, which costs more than
+    everything else in GET /agents put together (about 15 ms for 1,000 rows)."""
+
+    output_field = CharField()
+    template = (
+        "regexp_replace(to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'),"
+        " '\\.000000$', '') || '+00:00'"
+    )
+
+
+class _UuidText(Func):
+    """A uuid as its canonical text (what str(UUID) and orjson write). Python's UUID hashes and
+    compares in Python code, and GET /agents does thousands of look-ups by agent and workspace
+    id; str keys hash in C and cache their hash."""
+
+    output_field = CharField()
+    template = "(%(expressions)s)::text"
+
+
+def _on_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+# Other databases (SQLite) keep the Python values; orjson writes them the same way.
+def _created_at_text():
+    return _IsoTimestampUTC("created_at") if _on_postgresql() else F("created_at")
+
+
+def _uuid_text(column: str):
+    return _UuidText(column) if _on_postgresql() else F(column)
+
+
+def _uuid_key(value):
+    """A UUID in the form _uuid_text() reads it, for look-ups against those columns."""
+    return str(value) if _on_postgresql() else value
 
 
 @dataclass(frozen=True)
@@ -128,43 +171,77 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     require_agent_scope(principal)
     roles = workspace_roles(principal)
     agents = _visible_agents(principal, owned_only=scope == "owned")
-    rows = list(agents.order_by("-created_at", "-id").values(*LIST_COLUMNS))
+    rows = list(
+        agents.annotate(id_text=_uuid_text("id"), owner_text=_uuid_text("owner_id"), created_text=_created_at_text())
+        .order_by("-created_at", "-id")
+        .values_list(*LIST_COLUMNS)
+    )
     if not rows:
         return []
 
     assignments = _listed_assignments(principal, roles=roles, owned_only=scope == "owned")
-    by_agent: dict[UUID, list[dict]] = defaultdict(list)
-    best_role: dict[UUID, Role] = {}  # the caller's highest workspace role per agent
-    for agent_id, workspace_id, workspace_name, label in assignments.order_by("workspace__name").values_list(
-        "agent_id", "workspace_id", "workspace__name", "role"
-    ):
-        by_agent[agent_id].append({"id": workspace_id, "name": workspace_name, "role": label})
-        role = roles.get(workspace_id)
+    by_agent: dict[str, list[dict]] = defaultdict(list)
+    best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
+    int_roles = {_uuid_key(workspace_id): int(role) for workspace_id, role in roles.items()}  # int compares beat IntEnum's
+    assignment_rows = (
+        assignments.annotate(agent_text=_uuid_text("agent_id"), workspace_text=_uuid_text("workspace_id"))
+        .order_by("workspace__name")
+        .values_list("agent_text", "workspace_text", "workspace__name", "role")
+    )
+    # One item per (workspace, label), shared by the agents it appears on: about 50 dicts, not 1,400.
+    items: dict[tuple[str, str | None], dict] = {}
+    for agent_id, workspace_id, workspace_name, label in assignment_rows:
+        item = items.get((workspace_id, label))
+        if item is None:
+            item = items[workspace_id, label] = {"id": workspace_id, "name": workspace_name, "role": label}
+        by_agent[agent_id].append(item)
+        role = int_roles.get(workspace_id)
         if role is not None and role > best_role.get(agent_id, 0):
             best_role[agent_id] = role
 
-    # Per row only dictionary look-ups: this loop runs once per agent (1,000 and more).
-    user_id = principal.user.pk
-    key_role = key_agent_role(principal) if principal.is_api_key else None
-    admin_floor = Role.ADMIN if principal.is_platform_admin else None
-    labels = {role: role.label for role in Role}
+    # Per row only dictionary look-ups and one dict literal: this runs once per agent (1,000 and more).
+    user_id = _uuid_key(principal.user.pk)
+    labels = {int(role): role.label for role in Role}
+    is_key = principal.is_api_key
+    key_role = key_agent_role(principal) if is_key else None
+    key_label = key_role.label if key_role is not None else None
+    admin_floor = int(Role.ADMIN) if principal.is_platform_admin else 0
+    owner_label = Role.OWNER.label
     empty: list = []
-    for row in rows:
-        agent_id = row["id"]
-        is_owner = row.pop("owner_id") == user_id
-        if key_role is not None:
-            role = key_role
+    body = []
+    append = body.append
+    for (agent_id, name, status, family, target, sandbox, vcpu, ram_mb, disk_gb, node, container_id,
+         paused_reason, created_at, owner_id) in rows:
+        is_owner = owner_id == user_id
+        if is_key:
+            label = key_label
         elif is_owner:
-            role = Role.OWNER
+            label = owner_label
         else:
-            role = best_role.get(agent_id)
-            if admin_floor is not None and (role is None or role < admin_floor):
+            role = best_role.get(agent_id, 0)
+            if role < admin_floor:
                 role = admin_floor
-        row["sandbox_type"] = row["sandbox_profile"]
-        row["isDirectOwner"] = is_owner
-        row["effectiveRole"] = labels[role] if role is not None else None
-        row["workspaces"] = by_agent.get(agent_id, empty)
-    return rows
+            label = labels.get(role)
+        append({
+            "id": agent_id,
+            "name": name,
+            "status": status,
+            "runtime_family": family,
+            "deploy_target": target,
+            "sandbox_profile": sandbox,
+            "vcpu": vcpu,
+            "ram_mb": ram_mb,
+            "disk_gb": disk_gb,
+            "node": node,
+            "container_id": container_id,
+            "paused_reason": paused_reason,
+            "created_at": created_at,
+            "sandbox_type": sandbox,
+            "isDirectOwner": is_owner,
+            "effectiveRole": label,
+            "workspaces": by_agent.get(agent_id, empty),
+        })
+    return body
 
 
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:
