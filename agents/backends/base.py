@@ -108,7 +108,11 @@ class RuntimeBackend(Protocol):
 
     def inspect(self, agent) -> LiveState: ...
 
-    def stats(self, agent) -> StatsSnapshot: ...
+    def stats(self, agent) -> StatsSnapshot:
+        """A snapshot read now. Counters are cumulative; `cpu_percent` is a rate, so it is
+        measured between two readings: a backend may take it against its own previous reading
+        of the workload in this process (the sampler's last tick, the last live read) and
+        needs a second, short reading only when it has no recent one."""
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         """(host, port) where the control plane reaches the runtime's gateway."""

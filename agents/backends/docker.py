@@ -19,6 +19,7 @@ import urllib3
 from django.conf import settings
 from docker import errors as docker_errors
 from docker.models.containers import Container
+from docker.utils import version_lt
 
 from agents.backends import docker_stats
 from agents.backends.base import (
@@ -42,10 +43,16 @@ STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine ki
 CREATE_ATTEMPTS = 5  # port races lost before giving up
 TWIN_WAIT = 5  # seconds to wait for a concurrent run of the same job to start its container
 MB = 1024 * 1024
+ONE_SHOT_API = "1.41"  # the first engine API with stats?one-shot=true
+# The gap between the two readings of a container this process has no recent reading of:
+# long enough for a steady figure (see CpuSampleCache.min_window), short enough for a live read.
+FIRST_READ_WINDOW = 0.25
 
 _clients: dict[str, docker.DockerClient] = {}
 _engine_info: dict[str, dict] = {}
 _clients_lock = threading.Lock()
+# Each container's last CPU reading in this process, for the CPU % of its next one-shot read.
+_cpu_samples = docker_stats.CpuSampleCache()
 
 
 @contextmanager
@@ -208,15 +215,48 @@ class DockerBackend:
             container = self._require(agent)
             state = container.attrs.get("State") or {}
             running = bool(state.get("Running"))
-            if running:
+            cpu = None
+            if not running:
+                memory = (container.attrs.get("HostConfig") or {}).get("Memory") or 0
+                payload = {"memory_stats": {"limit": memory}}
+            elif version_lt(container.client.api.api_version, ONE_SHOT_API):
                 # stream=False waits for a second sample, so precpu_stats holds a real delta.
                 payload = container.stats(stream=False)
             else:
-                memory = (container.attrs.get("HostConfig") or {}).get("Memory") or 0
-                payload = {"memory_stats": {"limit": memory}}
+                payload, cpu = self._one_shot_stats(container, started=state.get("StartedAt") or "")
         return docker_stats.snapshot_from_stats(
-            payload, running=running, started_at=docker_stats.parse_docker_time(state.get("StartedAt"))
+            payload, running=running, started_at=docker_stats.parse_docker_time(state.get("StartedAt")), cpu=cpu
         )
+
+    def _one_shot_stats(self, container: Container, *, started: str) -> tuple[dict, float]:
+        """(payload, CPU %) from one-shot reads, which skip the daemon's wait for a second
+        sample (two ticks of its 1 s collector; engines since 25.0 read at once, older ones
+        still wait for one tick). The CPU % is taken against this process's previous reading
+        of the container.
+
+        Without a recent one (this process's first read, a restart, a reading older than the
+        cache keeps) a second one-shot read FIRST_READ_WINDOW later gives the delta, rather
+        than a two-sample read: about 0.25 s instead of 1-2 s on current engines, and on old
+        ones no slower, since there each read waits for the collector's next tick anyway.
+        """
+        # A restart starts a new counter from zero: readings of an earlier run must not be used.
+        key = f"{container.id}@{started}"
+        payload = container.stats(stream=False, one_shot=True)
+        sample = docker_stats.cpu_sample(payload, at=time.monotonic())
+        if sample is None:
+            return payload, 0.0  # stopped as it was read: the engine sent no CPU figures
+        cpu = _cpu_samples.percent(key, sample)
+        if cpu is not None:
+            return payload, cpu
+        time.sleep(FIRST_READ_WINDOW)
+        payload = container.stats(stream=False, one_shot=True)
+        later = docker_stats.cpu_sample(payload, at=time.monotonic())
+        if later is None:
+            return payload, 0.0
+        # No delta only if it restarted between the reads: it has no CPU history to speak of.
+        cpu = docker_stats.cpu_percent_between(sample, later) or 0.0
+        _cpu_samples.record(key, later, cpu)
+        return payload, cpu
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         port = agent.gateway_host_port

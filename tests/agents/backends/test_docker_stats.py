@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import statistics
+import time
+
 import pytest
 
-from agents.backends.docker import DockerBackend
+from agents.backends.docker import DockerBackend, _cpu_samples
 from tests.agents.backends.support import FakeAgent, answers_health, spec_for, wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
@@ -52,3 +55,67 @@ def test_stats_of_a_stopped_container_say_not_running_with_the_limit_kept(backen
     assert snapshot.running is False
     assert snapshot.memory_limit_mb == 256.0
     assert (snapshot.uptime_seconds, snapshot.cpu_percent, snapshot.pids) == (0.0, 0.0, 0)
+
+
+# -- CPU % from one-shot reads ----------------------------------------------------------------
+
+BUSY_LOOP = ["sh", "-c", "while :; do :; done"]
+
+
+@pytest.fixture
+def fresh_process():
+    """This process has no earlier CPU reading of any container, as in a web worker that just
+    started, or the sampler's first tick."""
+    _cpu_samples.clear()
+    yield
+    _cpu_samples.clear()
+
+
+def _median_read_seconds(backend, agent, reads: int = 3) -> float:
+    seconds = []
+    for _ in range(reads):
+        started = time.perf_counter()
+        backend.stats(agent)
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
+
+
+def test_a_busy_container_shows_its_cpu_from_the_first_read_and_the_next(
+    backend, docker_engine, deployed, fresh_process
+):
+    docker_engine.containers.get(deployed.container_id).exec_run(BUSY_LOOP, detach=True)
+    time.sleep(0.5)
+
+    # The container is limited to 0.5 CPU, and 100 % is one whole CPU.
+    first = backend.stats(deployed).cpu_percent  # no earlier reading: a second read gives the delta
+    assert 30 < first < 65
+    time.sleep(1)
+    second = backend.stats(deployed).cpu_percent  # against the reading the first call kept
+    assert 30 < second < 65
+
+
+def test_an_idle_container_shows_next_to_no_cpu(backend, deployed, fresh_process):
+    backend.stats(deployed)
+    time.sleep(1)
+    assert backend.stats(deployed).cpu_percent < 5
+
+
+def test_a_read_after_the_first_takes_one_engine_answer_not_two_samples(
+    backend, docker_engine, deployed, fresh_process
+):
+    backend.stats(deployed)
+    major = int(docker_engine.version()["Version"].split(".")[0])
+    # Engines since 25.0 answer a one-shot read at once. Older ones answer it at their stats
+    # collector's next tick (every second), where a two-sample read waits for two (up to 2 s).
+    limit = 0.5 if major >= 25 else 1.3
+    assert _median_read_seconds(backend, deployed) < limit
+
+
+def test_the_cpu_of_a_stopped_and_restarted_container_starts_afresh(backend, docker_engine, deployed, fresh_process):
+    backend.stats(deployed)
+    backend.restart(deployed)
+    wait_until(lambda: answers_health(deployed.gateway_host_port))
+    # The new start counts from zero: readings of the earlier run are not used, a fresh pair is.
+    snapshot = backend.stats(deployed)
+    assert 0 <= snapshot.cpu_percent < 50
+    assert snapshot.uptime_seconds < 30
