@@ -41,7 +41,8 @@ def user_from_session_token(token: str):
         user_id = uuid.UUID(str(payload["sub"]))
     except (jwt.PyJWTError, ValueError, TypeError):
         return None
-    return User.objects.filter(pk=user_id, is_active=True).first()
+    # Every authenticated request comes here: a primary-key read, no ordering to compile.
+    return next(iter(User.objects.filter(pk=user_id, is_active=True).order_by()[:1]), None)
 
 
 def principal_from_session_token(token: str) -> Principal | None:

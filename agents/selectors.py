@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.db import connection
-from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models import Case, CharField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
 from workspaces.access import workspace_roles
-from workspaces.models import Workspace
+from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope
 
 from .models import Agent, DeployTarget, WorkspaceAgent
@@ -136,19 +136,6 @@ def _visible_agents(principal: Principal, *, owned_only: bool = False) -> QueryS
     return Agent.objects.filter(Q(owner_id=user_id) | Q(Exists(shared)))
 
 
-def _effective_role(
-    principal: Principal, *, owner_id, assigned_workspace_ids, roles: dict[UUID, Role]
-) -> Role | None:
-    if principal.is_api_key:
-        return key_agent_role(principal) if principal.workspace_id in assigned_workspace_ids else None
-    if owner_id == principal.user.pk:
-        return Role.OWNER
-    best = max((roles[w] for w in assigned_workspace_ids if w in roles), default=None)
-    if principal.is_platform_admin:
-        return max(best or Role.ADMIN, Role.ADMIN)
-    return best
-
-
 def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_only: bool) -> QuerySet:
     """The assignments GET /agents shows: those in workspaces the caller may see. Every agent
     assigned to such a workspace is visible to the caller, so no join on agents is needed."""
@@ -244,20 +231,49 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     return body
 
 
+# A membership role as a number, so the database can pick the highest one.
+_MEMBER_RANK = Case(*(When(role=role.label, then=Value(int(role))) for role in Role), default=Value(0))
+
+
+def _access_row(principal: Principal, agent_uuid: UUID) -> Agent | None:
+    """The agent with what decides the caller's role on it, in one query: for a key, whether
+    the agent is in the key's workspace; for a session, the caller's highest membership role
+    among the agent's workspaces (the workspace_roles() role of each, as a rank)."""
+    agents = Agent.objects.filter(pk=agent_uuid).order_by()  # by primary key: no ordering to compile
+    if principal.is_api_key:
+        in_key_workspace = WorkspaceAgent.objects.filter(agent_id=OuterRef("pk"), workspace_id=principal.workspace_id)
+        agents = agents.annotate(in_key_workspace=Exists(in_key_workspace))
+    else:
+        member_rank = (
+            Membership.objects.filter(user_id=principal.user.pk, workspace__agent_assignments__agent_id=OuterRef("pk"))
+            .annotate(rank=_MEMBER_RANK)
+            .order_by("-rank")
+            .values("rank")[:1]
+        )
+        agents = agents.annotate(member_rank=Subquery(member_rank, output_field=IntegerField()))
+    return next(iter(agents[:1]), None)
+
+
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:
     """The agent and the caller's role on it, or 404 (not visible) / 403 (role too low).
 
     Keys: 403 missing_scope when their scopes cannot reach `min_role`; 404 for agents outside
     their workspace; 403 session_required on Remote Docker agents (session-only).
+    One query (GET /agents/:id is a hot path).
     """
     require_agent_scope(principal, min_role)
     agent_uuid = _parse_uuid(agent_id)
-    agent = Agent.objects.filter(pk=agent_uuid).first() if agent_uuid else None
+    agent = _access_row(principal, agent_uuid) if agent_uuid else None
     if agent is None:
         raise NotFound(AGENT_NOT_FOUND)
-    assigned = set(WorkspaceAgent.objects.filter(agent_id=agent.pk).values_list("workspace_id", flat=True))
-    roles = workspace_roles(principal) if principal.is_session and agent.owner_id != principal.user.pk else {}
-    role = _effective_role(principal, owner_id=agent.owner_id, assigned_workspace_ids=assigned, roles=roles)
+    if principal.is_api_key:
+        role = key_agent_role(principal) if agent.in_key_workspace else None
+    elif agent.owner_id == principal.user.pk:
+        role = Role.OWNER
+    else:
+        role = Role(agent.member_rank) if agent.member_rank else None
+        if principal.is_platform_admin:
+            role = max(role or Role.ADMIN, Role.ADMIN)
     if role is None:
         raise NotFound(AGENT_NOT_FOUND)
     if principal.is_api_key and agent.deploy_target == DeployTarget.REMOTE_DOCKER:

@@ -49,12 +49,13 @@ def principal_from_api_key(raw_key: str) -> Principal | None:
     issuer_role = Membership.objects.filter(
         workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id")
     ).values("role")[:1]
-    key = (
+    keys = (
         ApiKey.objects.select_related("created_by")
         .annotate(issuer_role=Subquery(issuer_role))
         .filter(digest=digest, revoked_at__isnull=True, created_by__is_active=True)
-        .first()
+        .order_by()  # the digest is unique: no ordering to compile on every keyed request
     )
+    key = next(iter(keys[:1]), None)
     # The lookup is by digest; compare again in constant time so timing says nothing.
     if key is None or not hmac.compare_digest(key.digest, digest):
         return None
