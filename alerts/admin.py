@@ -61,7 +61,7 @@ class DeliveryAdmin(admin.ModelAdmin):
     search_fields = ("=id", "rule__name", "event__kind")
     list_select_related = ("rule",)
     readonly_fields = ("id", "rule", "channel", "event", "channel_type", "status", "attempts", "next_attempt_at",
-                       "lease_expires_at", "body", "last_error", "created_at", "completed_at")
+                       "lease_expires_at", "queued_at", "body", "last_error", "created_at", "completed_at")
     inlines = (DeliveryAttemptInline,)
     actions = ("resend",)
 

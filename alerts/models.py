@@ -79,6 +79,9 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)  # attempts in the current round (resend resets)
     next_attempt_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)  # while sending
+    # When a task message was published for it (or its inline email attempt began); null while
+    # it waits for the next dispatch (services/dispatch.py), which publishes each row once.
+    queued_at = models.DateTimeField(null=True, blank=True)
     # The JSON body, built at the first attempt and kept as text so every retry sends the same bytes.
     body = models.TextField(null=True, blank=True)
     last_error = models.TextField(null=True, blank=True)
@@ -91,7 +94,14 @@ class Delivery(models.Model):
         constraints = [
             models.UniqueConstraint(fields=("event", "channel"), name="alerts_delivery_once_per_channel"),
         ]
-        indexes = [models.Index(fields=("status", "next_attempt_at"))]
+        indexes = [
+            models.Index(fields=("status", "next_attempt_at")),
+            models.Index(
+                fields=("next_attempt_at",),
+                condition=models.Q(status="pending", queued_at__isnull=True),
+                name="alerts_delivery_to_dispatch",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.channel_type} delivery {self.id} ({self.status})"

@@ -33,6 +33,13 @@ def pattern_matches(pattern: str, kind: str) -> bool:
     return kind == pattern
 
 
+def matching_patterns(kind: str) -> list[str]:
+    """Every pattern that matches `kind` (`pattern_matches` inverted), so the database can look
+    rules up by equality: "agent.budget.x" gives "*", itself, "agent.*" and "agent.budget.*"."""
+    parts = kind.split(".")
+    return [MATCH_ALL, kind, *(".".join(parts[:n]) + ".*" for n in range(1, len(parts)))]
+
+
 def synthetic_test_kind(pattern: str) -> str:
     """The kind of a rule's synthetic test event: "<pattern prefix>.test", or "test" for "*"."""
     if pattern == MATCH_ALL:

@@ -9,6 +9,7 @@ from .delivery import (
     delivery_enqueue_on_commit,
     delivery_resend,
 )
+from .dispatch import deliveries_dispatch, dispatch_request
 from .fanout import deliveries_create, event_fan_out
 from .rules import alert_rule_create, alert_rule_delete, alert_rule_test, alert_rule_update
 
@@ -20,10 +21,12 @@ __all__ = [
     "alert_rule_test",
     "alert_rule_update",
     "deliveries_create",
+    "deliveries_dispatch",
     "deliveries_sweep",
     "delivery_attempt",
     "delivery_claim",
     "delivery_enqueue_on_commit",
     "delivery_resend",
+    "dispatch_request",
     "event_fan_out",
 ]

@@ -110,7 +110,8 @@ def _delivery_record(
     else:
         delivery.status, delivery.last_error = DeliveryStatus.PENDING, result.error
         delivery.next_attempt_at = now + RETRY_DELAYS[delivery.attempts - 1]
-    fields = ("status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at")
+        delivery.queued_at = now  # the retry's message is published below, not by a dispatch
+    fields = ("status", "last_error", "completed_at", "next_attempt_at", "lease_expires_at", "queued_at")
     if not Delivery.objects.filter(pk=delivery.pk).update(**{f: getattr(delivery, f) for f in fields}):
         return None
     DeliveryAttempt.objects.create(
@@ -151,7 +152,8 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
     """Start a failed delivery over with a fresh round of attempts (admin action)."""
     now = timezone.now()
     changed = Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.FAILED).update(
-        status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now, completed_at=None, lease_expires_at=None
+        status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now, completed_at=None, lease_expires_at=None,
+        queued_at=now,
     )
     if changed:
         delivery_enqueue_on_commit(delivery_ids=[delivery.pk])
@@ -170,5 +172,6 @@ def deliveries_sweep(*, now: datetime | None = None) -> int:
     if ids:
         from ..tasks import deliveries_enqueue
 
+        Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # no dispatch repeats them
         deliveries_enqueue([str(i) for i in ids])
     return len(ids)

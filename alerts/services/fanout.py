@@ -1,8 +1,9 @@
 """From an emitted event to deliveries: subscribed to fleet.events in AlertsConfig.ready().
 
-One query loads the channels of every enabled rule in the event's workspaces, the patterns are
-matched in Python, one INSERT creates the deliveries; after commit the webhooks are queued and
-the emails sent inline (a failed email is retried on the webhook schedule by the worker).
+One statement matches the event against the enabled rules of its workspaces and inserts a
+delivery per matching channel (services/fanout_insert.py); once that has committed, a dispatch
+of the webhooks is requested (services/dispatch.py: a cache round trip, rarely a broker message)
+and the emails are sent inline (a failed email is retried on the webhook schedule by the worker).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from django.utils import timezone
 
 from fleet.models import Event
 
-from ..models import AlertChannel, ChannelType, Delivery
-from ..patterns import pattern_matches
-from .delivery import delivery_attempt, delivery_enqueue_on_commit
+from ..models import ChannelType, Delivery
+from .delivery import delivery_attempt
+from .dispatch import dispatch_request
+from .fanout_insert import deliveries_insert
 
 TEST_RULE_KEY = "ruleId"  # a test event names the one rule it is for
 
@@ -28,40 +30,14 @@ def event_fan_out(event: Event) -> list[Delivery]:
     return deliveries
 
 
-def _matching_channels(event: Event) -> list[dict]:
-    test_rule_id = event.data.get(TEST_RULE_KEY) if event.test and isinstance(event.data, dict) else None
-    if test_rule_id:
-        # A rule's test goes to that rule alone, whatever its pattern, even while it is disabled.
-        rows = AlertChannel.objects.filter(rule_id=test_rule_id, rule__workspace_id__in=event.workspace_ids)
-        return list(rows.values("id", "rule_id", "type"))
-    if not event.workspace_ids:
-        return []
-    rows = AlertChannel.objects.filter(rule__workspace_id__in=event.workspace_ids, rule__enabled=True)
-    return [
-        row
-        for row in rows.values("id", "rule_id", "type", "rule__event_pattern")
-        if pattern_matches(row["rule__event_pattern"], event.kind)
-    ]
-
-
-@transaction.atomic
 def deliveries_create(*, event: Event) -> list[Delivery]:
-    """One pending Delivery per matching channel; webhooks are queued when this commits.
+    """One pending Delivery per matching channel; webhooks are dispatched once the rows commit.
 
-    Idempotent: a channel already holding a delivery of this event keeps it (the returned copy
-    of such a row is never saved, and a task for its id finds nothing to claim).
+    Idempotent: a channel already holding a delivery of this event keeps it, and only the
+    deliveries inserted now are returned.
     """
-    now = timezone.now()
-    deliveries = [
-        Delivery(
-            rule_id=row["rule_id"], channel_id=row["id"], event=event, channel_type=row["type"], next_attempt_at=now
-        )
-        for row in _matching_channels(event)
-    ]
-    if not deliveries:
-        return []
-    Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
-    delivery_enqueue_on_commit(
-        delivery_ids=[d.id for d in deliveries if d.channel_type == ChannelType.WEBHOOK]
-    )
+    test_rule_id = event.data.get(TEST_RULE_KEY) if event.test and isinstance(event.data, dict) else None
+    deliveries = deliveries_insert(event=event, now=timezone.now(), test_rule_id=test_rule_id)
+    if any(d.channel_type == ChannelType.WEBHOOK for d in deliveries):
+        transaction.on_commit(dispatch_request)  # at once in autocommit, where fleet.events calls us
     return deliveries

@@ -1,6 +1,6 @@
 import pytest
 
-from alerts.patterns import pattern_error, pattern_matches, synthetic_test_kind
+from alerts.patterns import matching_patterns, pattern_error, pattern_matches, synthetic_test_kind
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,16 @@ def test_it_rejects_anything_else(pattern):
 )
 def test_the_synthetic_test_event_is_named_after_the_pattern_prefix(pattern, kind):
     assert synthetic_test_kind(pattern) == kind
+
+
+@pytest.mark.parametrize(
+    "kind", ["agent.error", "agent", "agent.budget.soft", "agent.budget_exceeded", "agents.error", "test",
+             "integration.failed", "a.b.c.d"],
+)
+def test_the_patterns_matching_a_kind_are_exactly_those_pattern_matches_accepts(kind):
+    candidates = ["*", "agent", "agent.*", "agent.error", "agent.budget.*", "agent.budget_exceeded", "agents.*",
+                  "a.*", "a.b.*", "a.b.c.*", "a.b.c.d", "a.b.c.d.*", "test", "integration.*", "integration.failed"]
+
+    assert {p for p in matching_patterns(kind) if p in candidates} == {
+        p for p in candidates if pattern_matches(p, kind)
+    }

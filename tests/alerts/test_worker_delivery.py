@@ -27,6 +27,19 @@ def test_an_emitted_event_is_delivered_by_the_worker_after_commit(tenancy, http_
     celery_worker_live.wait_until(lambda: Delivery.objects.get(event=event).status == DeliveryStatus.SUCCEEDED)
 
 
+def test_a_burst_of_events_is_delivered_in_full_from_few_dispatches(tenancy, http_receiver, celery_worker_live):
+    make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))], pattern="agent.*")
+
+    fired = [events.emit("agent.error", workspace_ids=[tenancy.workspace.id], message=str(n)) for n in range(25)]
+
+    received = http_receiver.wait_for(25, timeout=30)
+    assert sorted(r.json()["id"] for r in received) == sorted(str(e.id) for e in fired)
+    celery_worker_live.wait_until(
+        lambda: set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.SUCCEEDED}
+    )
+    assert len(http_receiver.requests) == 25  # each sent once
+
+
 def test_the_worker_retries_a_failed_attempt_on_schedule(tenancy, http_receiver, celery_worker_live):
     http_receiver.respond_with(500, times=1)
     make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))], pattern="*")
