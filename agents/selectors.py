@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.db import connection
-from django.db.models import Case, CharField, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
 
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
@@ -231,27 +231,22 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     return body
 
 
-# A membership role as a number, so the database can pick the highest one.
-_MEMBER_RANK = Case(*(When(role=role.label, then=Value(int(role))) for role in Role), default=Value(0))
-
-
-def _access_row(principal: Principal, agent_uuid: UUID) -> Agent | None:
-    """The agent with what decides the caller's role on it, in one query: for a key, whether
-    the agent is in the key's workspace; for a session, the caller's highest membership role
-    among the agent's workspaces (the workspace_roles() role of each, as a rank)."""
-    agents = Agent.objects.filter(pk=agent_uuid).order_by()  # by primary key: no ordering to compile
+def _role_on_agent(principal: Principal, agent: Agent) -> Role | None:
+    """The caller's role on a visible agent, or None when it may not see it. At most one query
+    (none for the direct owner): simple reads compile faster than one query with subqueries."""
     if principal.is_api_key:
-        in_key_workspace = WorkspaceAgent.objects.filter(agent_id=OuterRef("pk"), workspace_id=principal.workspace_id)
-        agents = agents.annotate(in_key_workspace=Exists(in_key_workspace))
-    else:
-        member_rank = (
-            Membership.objects.filter(user_id=principal.user.pk, workspace__agent_assignments__agent_id=OuterRef("pk"))
-            .annotate(rank=_MEMBER_RANK)
-            .order_by("-rank")
-            .values("rank")[:1]
-        )
-        agents = agents.annotate(member_rank=Subquery(member_rank, output_field=IntegerField()))
-    return next(iter(agents[:1]), None)
+        in_workspace = WorkspaceAgent.objects.filter(agent_id=agent.pk, workspace_id=principal.workspace_id)
+        return key_agent_role(principal) if in_workspace.exists() else None
+    if agent.owner_id == principal.user.pk:
+        return Role.OWNER
+    # The caller's memberships in the agent's workspaces: workspace_roles() limited to those.
+    labels = Membership.objects.filter(
+        user_id=principal.user.pk, workspace__agent_assignments__agent_id=agent.pk
+    ).values_list("role", flat=True)
+    role = max((Role.parse(label) for label in labels), default=None)
+    if principal.is_platform_admin:
+        return max(role or Role.ADMIN, Role.ADMIN)
+    return role
 
 
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:
@@ -259,21 +254,15 @@ def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER
 
     Keys: 403 missing_scope when their scopes cannot reach `min_role`; 404 for agents outside
     their workspace; 403 session_required on Remote Docker agents (session-only).
-    One query (GET /agents/:id is a hot path).
+    One query for the direct owner, two for anyone else (GET /agents/:id is a hot path).
     """
     require_agent_scope(principal, min_role)
     agent_uuid = _parse_uuid(agent_id)
-    agent = _access_row(principal, agent_uuid) if agent_uuid else None
+    # By primary key: no ordering to compile.
+    agent = next(iter(Agent.objects.filter(pk=agent_uuid).order_by()[:1]), None) if agent_uuid else None
     if agent is None:
         raise NotFound(AGENT_NOT_FOUND)
-    if principal.is_api_key:
-        role = key_agent_role(principal) if agent.in_key_workspace else None
-    elif agent.owner_id == principal.user.pk:
-        role = Role.OWNER
-    else:
-        role = Role(agent.member_rank) if agent.member_rank else None
-        if principal.is_platform_admin:
-            role = max(role or Role.ADMIN, Role.ADMIN)
+    role = _role_on_agent(principal, agent)
     if role is None:
         raise NotFound(AGENT_NOT_FOUND)
     if principal.is_api_key and agent.deploy_target == DeployTarget.REMOTE_DOCKER:
