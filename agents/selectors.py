@@ -169,7 +169,8 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     assignments = _listed_assignments(principal, roles=roles, owned_only=scope == "owned")
     by_agent: dict[str, list[dict]] = defaultdict(list)
     best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
-    int_roles = {_uuid_key(workspace_id): int(role) for workspace_id, role in roles.items()}  # int compares beat IntEnum's
+    # Plain ints: comparing them is cheaper than comparing IntEnum members.
+    int_roles = {_uuid_key(workspace_id): int(role) for workspace_id, role in roles.items()}
     assignment_rows = (
         assignments.annotate(agent_text=_uuid_text("agent_id"), workspace_text=_uuid_text("workspace_id"))
         .order_by("workspace__name")

@@ -158,7 +158,8 @@ def main() -> None:
     client = Client(HTTP_AUTHORIZATION=headers["Authorization"])
     with override_settings(DEBUG=False):
         for title, path, route_headers in routes:
-            extra = {"HTTP_ACCEPT_ENCODING": route_headers["Accept-Encoding"]} if "Accept-Encoding" in route_headers else {}
+            encoding = route_headers.get("Accept-Encoding")
+            extra = {"HTTP_ACCEPT_ENCODING": encoding} if encoding else {}
 
             def fetch(path=path, extra=extra):
                 response = client.get(path, **extra)
@@ -186,7 +187,7 @@ def main() -> None:
     try:
         for title, path, route_headers in routes:
             size, encoding = _one_http_answer(port, path, route_headers)
-            _threads_warmup(port, path, route_headers)
+            _warm_up(port, path, route_headers)
             per_second = load(port, path, route_headers)
             report(f"{title}, gunicorn {WORKERS} workers, {CLIENTS} clients ({load.__name__.strip('_')})",
                    requests_per_s=per_second, body_kb=size / 1024, content_encoding=encoding)
@@ -200,7 +201,7 @@ def main() -> None:
     report("machine", cpus=os.cpu_count(), load_average=load_average)
 
 
-def _threads_warmup(port: int, path: str, headers: dict[str, str]) -> None:
+def _warm_up(port: int, path: str, headers: dict[str, str]) -> None:
     """A few requests per worker first: the first ones import code and open connections."""
     for _ in range(WORKERS * 5):
         _one_http_answer(port, path, headers)
