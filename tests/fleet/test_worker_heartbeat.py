@@ -1,7 +1,6 @@
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -12,18 +11,9 @@ from fleet.celery import app
 from fleet.heartbeat import HEARTBEAT_KEY, heartbeat_age, heartbeat_state
 from fleet.tasks import worker_heartbeat
 from tests.conftest import need_service
+from tests.support import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(predicate, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not met within {timeout}s")
 
 
 @pytest.fixture
@@ -52,7 +42,7 @@ def worker_process():
 @pytest.mark.worker
 @pytest.mark.timeout(150)
 def test_a_real_worker_beats_when_ready_and_on_every_heartbeat_task(worker_process):
-    wait_for(lambda: cache.get(HEARTBEAT_KEY) or worker_process.poll() is not None)
+    wait_until(lambda: cache.get(HEARTBEAT_KEY) or worker_process.poll() is not None, timeout=60, interval=0.2)
     assert worker_process.poll() is None, worker_process.stderr.read().decode()[-2000:]
     assert cache.get(HEARTBEAT_KEY)["hostname"].startswith("kernel-heartbeat-")
     assert heartbeat_state() == "ok"
@@ -60,5 +50,5 @@ def test_a_real_worker_beats_when_ready_and_on_every_heartbeat_task(worker_proce
     cache.delete(HEARTBEAT_KEY)
     worker_heartbeat.delay()
 
-    wait_for(lambda: heartbeat_age() is not None)
+    wait_until(lambda: heartbeat_age() is not None, timeout=60, interval=0.2)
     assert heartbeat_age() < 60

@@ -14,7 +14,6 @@ test (`settings` fixture, smtp_server, ...) apply inside tasks too.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
 from tests.conftest import need_service
+from tests.support import wait_until
 
 
 @dataclass
@@ -33,14 +33,7 @@ class LiveWorker:
     def wait_until(self, predicate: Callable[[], object], timeout: float = 15.0,
                    interval: float = 0.05):
         """Poll `predicate` until it returns something truthy; fail the test on timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            result = predicate()
-            if result:
-                return result
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"condition not met within {timeout}s: {predicate}")
-            time.sleep(interval)
+        return wait_until(predicate, timeout, interval)
 
 
 def _redis_reachable(url: str) -> bool:

@@ -3,16 +3,15 @@ the tests need no Agent model or database) and small waits."""
 
 from __future__ import annotations
 
-import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from agents.backends.base import Placement, WorkloadSpec
+from tests.support import wait_until  # noqa: F401 - re-exported for the backend tests
 
 MB = 1024 * 1024
 
@@ -49,17 +48,6 @@ def spec_for(agent: FakeAgent, **overrides) -> WorkloadSpec:
         "disk_gb": 1,
     }
     return WorkloadSpec(**{**values, **overrides})
-
-
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
 
 
 def http_get(port: int, path: str) -> tuple[int, str] | None:
