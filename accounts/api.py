@@ -6,12 +6,13 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from fleet.api.errors import Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly, principal_of
 
 from . import services
-from .api_base import AccountsView, PublicView
+from .api_base import PublicView
 from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
 from .oauth import PROVIDERS, GITHUB, provider_identity
@@ -121,7 +122,7 @@ class LoginApi(PublicView):
         return Response({"token": session_token_issue(user=user)})
 
 
-class MeApi(AccountsView):
+class MeApi(APIView):
     permission_classes = [SessionOnly]
 
     @extend_schema(responses=UserRecordSerializer)
@@ -129,7 +130,7 @@ class MeApi(AccountsView):
         return Response(user_record(principal_of(request).user))
 
 
-class ProfileApi(AccountsView):
+class ProfileApi(APIView):
     permission_classes = [SessionOnly]
 
     class InputSerializer(serializers.Serializer):
@@ -156,7 +157,7 @@ class ProfileApi(AccountsView):
         return Response({"name": user.name, "avatar": user.avatar})
 
 
-class PasswordApi(AccountsView):
+class PasswordApi(APIView):
     permission_classes = [SessionOnly]
 
     class InputSerializer(serializers.Serializer):
@@ -220,7 +221,7 @@ class OAuthLoginApi(PublicView):
         return response
 
 
-class SessionUpgradeApi(AccountsView):
+class SessionUpgradeApi(APIView):
     permission_classes = [SessionOnly]
 
     @extend_schema(request=None, responses=SUCCESS)

@@ -1,15 +1,14 @@
-"""Plumbing shared by the auth views: public-route credentials, and no 500 for big bodies."""
+"""Plumbing of the public auth views: credentials are read but never verified."""
 
 from __future__ import annotations
 
-from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from fleet.api.authentication import read_credential
-from fleet.api.errors import ApiError, InvalidCredentials
+from fleet.api.errors import InvalidCredentials
 
 
 class PublicRouteAuthentication(BaseAuthentication):
@@ -40,20 +39,6 @@ class PublicRouteSchema(OpenApiAuthenticationExtension):
         return []
 
 
-class PayloadTooLarge(ApiError):
-    status_code = 413
-    default_code = "payload_too_large"
-    default_detail = "The request body is too large."
-
-
-class AccountsView(APIView):
-    def handle_exception(self, exc):
-        # Django raises this while DRF reads an oversized body; it is the client's fault, not a 500.
-        if isinstance(exc, RequestDataTooBig):
-            exc = PayloadTooLarge()
-        return super().handle_exception(exc)
-
-
-class PublicView(AccountsView):
+class PublicView(APIView):
     authentication_classes = [PublicRouteAuthentication]
     permission_classes = [AllowAny]
