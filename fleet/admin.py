@@ -2,11 +2,12 @@
 
 from django.contrib import admin
 
+from .admin_base import ReadOnlyModelAdmin
 from .models import Event
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyModelAdmin):
     list_display = ("occurred_at", "kind", "message", "agent_id", "workspace_ids", "test")
     list_filter = ("kind", "test", "occurred_at")
     search_fields = ("kind", "message")
@@ -14,12 +15,3 @@ class EventAdmin(admin.ModelAdmin):
     ordering = ("-occurred_at",)
     list_per_page = 100
     show_full_result_count = False  # the log grows large; skip the second COUNT(*)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

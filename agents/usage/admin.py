@@ -4,24 +4,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from fleet.admin_base import ReadOnlyModelAdmin
+
 from ..models import ModelRate, UsageDaily, UsageEvent
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Usage is written by ingestion only: editing a row here would desynchronise the rollups."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
+# Usage is written by ingestion only: editing a row here would desynchronise the rollups.
 @admin.register(UsageEvent)
-class UsageEventAdmin(ReadOnlyAdmin):
+class UsageEventAdmin(ReadOnlyModelAdmin):
     list_display = ("occurred_at", "agent", "model", "provider", "input_tokens", "output_tokens", "cost_usd",
                     "rate_source")
     list_filter = ("rate_source", "provider")
@@ -36,7 +26,7 @@ class UsageEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(UsageDaily)
-class UsageDailyAdmin(ReadOnlyAdmin):
+class UsageDailyAdmin(ReadOnlyModelAdmin):
     list_display = ("day", "agent", "model", "provider", "rate_source", "input_tokens", "output_tokens", "events")
     list_filter = ("rate_source",)
     search_fields = ("model", "agent__name")
