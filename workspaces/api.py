@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fleet.api.fields import StrictCharField
 from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly, principal_of
 
 from . import selectors, services
@@ -21,7 +22,6 @@ from .serializers import (
     ApiKeyOut,
     MemberOut,
     RoleField,
-    StrictCharField,
     SuccessOut,
     WorkspaceListItemOut,
     WorkspaceOut,

@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from rest_framework import serializers
 
 from .roles import Role
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans, and drops control characters."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        data = "".join(ch for ch in data if unicodedata.category(ch) != "Cc")
-        return super().to_internal_value(data)
 
 
 class RoleField(serializers.ChoiceField):

@@ -13,7 +13,7 @@ from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
 from .bodies import DEPLOY_FIELDS, agent_body
-from .fields import IntegerField, NumberField, RawStringField
+from fleet.api.fields import IntegerField, NumberField, RawStringField
 from .schemas import AgentDeployOut, AgentListItemOut, AgentOut
 
 

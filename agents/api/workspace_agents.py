@@ -13,7 +13,7 @@ from workspaces.roles import Role, Scope
 
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
-from .fields import RawStringField
+from fleet.api.fields import RawStringField
 from .schemas import AssignmentOut, CandidateOut, AgentSuccessOut, WorkspaceAgentOut
 
 

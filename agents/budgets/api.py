@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from fleet.api.permissions import principal_of
 from workspaces.roles import Role
 
-from ..api.fields import NumberField
+from fleet.api.fields import NumberField
 from ..models import BudgetPeriod
 from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
 from ..selectors import agent_for

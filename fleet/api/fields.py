@@ -1,12 +1,28 @@
-"""Input fields with the strictness the agent routes need."""
+"""Strict input fields for every API route: JSON types are checked, never coerced.
+
+DRF's own fields accept `123` for a string and `true` for a number; a control plane's
+inputs should say exactly what they are, so these refuse what is not.
+"""
 
 from __future__ import annotations
 
 import math
+import unicodedata
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans, and drops control characters."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        data = "".join(ch for ch in data if unicodedata.category(ch) != "Cc")
+        return super().to_internal_value(data)
+
 
 
 @extend_schema_field(OpenApiTypes.STR)
