@@ -7,34 +7,18 @@ agents:write, which includes reading); writes and tests need admin (a key: agent
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fleet.api.permissions import principal_of
-from workspaces.access import WorkspaceRole, workspace_access
+from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
 from . import selectors, services
 from .serializers import AlertRuleInput, AlertRuleOutput, EventOutput, EventsQuery, SuccessOutput
 
 
-class WorkspaceReader(BasePermission):
-    """Role viewer; an API key needs agents:read, and agents:write counts as read too."""
-
-    def has_permission(self, request, view):
-        principal = principal_of(request)
-        read_scope = (
-            Scope.AGENTS_WRITE
-            if principal.has_scope(Scope.AGENTS_WRITE) and not principal.has_scope(Scope.AGENTS_READ)
-            else Scope.AGENTS_READ
-        )
-        request.workspace_access = workspace_access(
-            principal, view.kwargs["workspace_id"], min_role=Role.VIEWER, key_scope=read_scope
-        )
-        return True
-
-
+# agents:write includes reading (fleet.api.principal.IMPLIED_SCOPES).
+WorkspaceReader = WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ)
 WorkspaceAdmin = WorkspaceRole(Role.ADMIN, key_scope=Scope.AGENTS_WRITE)
 
 

@@ -7,13 +7,13 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fleet.api.fields import RawStringField
 from fleet.api.permissions import principal_of
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
-from fleet.api.fields import RawStringField
 from .schemas import AssignmentOut, CandidateOut, AgentSuccessOut, WorkspaceAgentOut
 
 
@@ -21,7 +21,7 @@ class WorkspaceAgentListApi(APIView):
     def get_permissions(self):
         if self.request.method == "POST":
             return [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)()]
-        return [WorkspaceRole(Role.VIEWER)()]
+        return [WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ)()]
 
     class InputSerializer(serializers.Serializer):
         agentId = serializers.UUIDField()  # noqa: N815 - the spec's name

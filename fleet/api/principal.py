@@ -9,6 +9,9 @@ from uuid import UUID
 SESSION = "session"
 API_KEY = "api_key"
 
+# A scope that grants more also grants these: a key that may change agents may read them.
+IMPLIED_SCOPES = {"agents:read": ("agents:write",)}
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -39,4 +42,6 @@ class Principal:
         return self.is_session and getattr(self.user, "is_platform_admin", False)
 
     def has_scope(self, scope: str) -> bool:
-        return self.is_session or scope in self.scopes
+        if self.is_session or scope in self.scopes:
+            return True
+        return any(wider in self.scopes for wider in IMPLIED_SCOPES.get(scope, ()))

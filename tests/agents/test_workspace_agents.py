@@ -12,7 +12,7 @@ from .conftest import shared_agent
 pytestmark = pytest.mark.django_db
 
 CALLERS = ("workspace_owner", "admin", "editor", "viewer", "platform_admin", "key:agents:write", "key:agents:read",
-           "other-key", "outsider", "anonymous")
+           "key:workspaces:read", "other-key", "outsider", "anonymous")
 
 
 def _answer(response):
@@ -21,6 +21,8 @@ def _answer(response):
 
 
 LIST_EXPECTED = {
+    # Listing agents is reading agents: workspaces:read alone does not reach them.
+    "key:workspaces:read": (403, "missing_scope"),
     "other-key": (403, "wrong_workspace"), "outsider": (404, "not_found"), "anonymous": (401, "not_authenticated"),
 }
 EDIT_EXPECTED = {
