@@ -1,0 +1,28 @@
+"""gunicorn settings for the `web` process (Procfile: `gunicorn -c python:fleet.gunicorn_conf`).
+
+With several web workers each keeps its own Prometheus counters; prometheus_client's
+multiprocess mode has every worker write them to files in PROMETHEUS_MULTIPROC_DIR, and
+/metrics (fleet.metrics) sums the files. The folder must be empty before the workers start,
+so the master empties it here, once, before it forks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
+
+
+def on_starting(server) -> None:
+    path = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DEFAULT_METRICS_DIR)))
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def child_exit(server, worker) -> None:
+    # A dead worker's live gauges must stop counting; its counters stay in the sums.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

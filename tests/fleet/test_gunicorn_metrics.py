@@ -1,0 +1,76 @@
+"""/metrics under a real gunicorn with two workers sums the counters of both."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.support import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _procfile_config() -> str:
+    """The -c argument the Procfile's web process starts gunicorn with."""
+    web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
+    return re.search(r"gunicorn -c (\S+)", web).group(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    port = _free_port()
+    metrics_dir = tmp_path / "prometheus"
+    metrics_dir.mkdir()
+    (metrics_dir / "stale.db").write_bytes(b"left by an earlier run")
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "DEBUG": "true"}
+    process = subprocess.Popen(
+        [Path(sys.executable).parent / "gunicorn", "-c", _procfile_config(), "fleet.wsgi:application",
+         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(lambda: _get(f"http://127.0.0.1:{port}/metrics") is not None or process.poll() is not None,
+                   timeout=60, interval=0.2)
+        assert process.poll() is None, "gunicorn exited"
+        yield port, metrics_dir
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _requests_counted(metrics: str) -> float:
+    return sum(float(v) for v in re.findall(r"^fleet_http_requests_total\{[^}]*\} (\S+)$", metrics, re.MULTILINE))
+
+
+def test_metrics_are_read_from_the_workers_files_in_an_emptied_folder(gunicorn):
+    port, metrics_dir = gunicorn
+    assert not (metrics_dir / "stale.db").exists()
+
+    for _ in range(20):  # fresh connections: the master may hand them to either worker
+        _get(f"http://127.0.0.1:{port}/api/no-such-route")
+    metrics = _get(f"http://127.0.0.1:{port}/metrics")
+
+    assert metrics is not None
+    assert _requests_counted(metrics) >= 20
+    assert list(metrics_dir.glob("counter_*.db")), "the workers wrote no metric files"
