@@ -10,9 +10,9 @@ typically from their AppConfig.ready():
 where `agents_by_status()` returns a number, or {("running",): 12, ("stopped",): 3}.
 A gauge whose callback fails is left out of that scrape (and logged); the scrape goes on.
 
-`/metrics` serves the text format. Under gunicorn with several workers set
-PROMETHEUS_MULTIPROC_DIR (an empty folder, before the processes start) so counters are
-summed over the workers. Set METRICS_TOKEN to require `Authorization: Bearer <token>`.
+`/metrics` serves the text format. Under gunicorn with several workers the counters are
+summed over the workers through PROMETHEUS_MULTIPROC_DIR, which fleet/gunicorn_conf.py sets
+and empties before the workers start. Set METRICS_TOKEN to require `Authorization: Bearer <token>`.
 """
 
 from __future__ import annotations
