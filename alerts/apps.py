@@ -18,4 +18,5 @@ class AlertsConfig(AppConfig):
 
         from .services import event_fan_out
 
-        events.subscribe(event_fan_out)
+        # In the emitter's transaction: an event is never stored without its deliveries.
+        events.subscribe(event_fan_out, in_transaction=True)

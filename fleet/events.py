@@ -1,8 +1,14 @@
-"""Fleet events: `emit()` stores an Event and, after the transaction commits, hands it
-to every subscriber (alerts subscribes in its AppConfig.ready()).
+"""Fleet events: `emit()` stores an Event and hands it to two kinds of subscriber.
 
-A subscriber must not raise into the emitter: its failure is logged and the others
-still run, so an alerting fault never breaks the operation that caused the event.
+- In-transaction subscribers (`subscribe(fn, in_transaction=True)`) run inside the emitter's
+  transaction right after the Event row is inserted, each in a savepoint of its own: their rows
+  commit with the event or not at all (alerts creates its deliveries there), and one that fails
+  rolls back only its own work. Work that must wait for the commit (a broker message, an email)
+  they register with `transaction.on_commit()`, which a rollback discards.
+- After-commit subscribers (`subscribe(fn)`) get the event once the transaction has committed.
+
+A subscriber must not raise into the emitter: its failure is logged and the others still run,
+so an alerting fault never breaks the operation that caused the event.
 """
 
 from __future__ import annotations
@@ -19,18 +25,23 @@ from .models import Event
 logger = logging.getLogger(__name__)
 
 Subscriber = Callable[[Event], None]
-_subscribers: list[Subscriber] = []
+_subscribers: list[Subscriber] = []  # after commit
+_in_transaction_subscribers: list[Subscriber] = []
 
 
-def subscribe(subscriber: Subscriber) -> None:
-    """Register a callable run after commit for every emitted event (idempotent)."""
-    if subscriber not in _subscribers:
-        _subscribers.append(subscriber)
+def subscribe(subscriber: Subscriber, *, in_transaction: bool = False) -> None:
+    """Register a callable run for every emitted event (idempotent): after commit, or with
+    `in_transaction=True` inside the emitter's transaction, in a savepoint."""
+    registry = _in_transaction_subscribers if in_transaction else _subscribers
+    if subscriber not in registry:
+        registry.append(subscriber)
 
 
 def unsubscribe(subscriber: Subscriber) -> None:
-    if subscriber in _subscribers:
-        _subscribers.remove(subscriber)
+    """Remove the callable, whichever way it was subscribed."""
+    for registry in (_subscribers, _in_transaction_subscribers):
+        if subscriber in registry:
+            registry.remove(subscriber)
 
 
 def emit(
@@ -43,20 +54,36 @@ def emit(
     test: bool = False,
     occurred_at: datetime | None = None,
 ) -> Event:
-    event = Event.objects.create(
-        kind=kind,
-        message=message,
-        workspace_ids=sorted({str(w) for w in workspace_ids}),
-        agent_id=agent_id,
-        data=data or {},
-        test=test,
-        occurred_at=occurred_at or timezone.now(),
-    )
-    transaction.on_commit(lambda: dispatch(event))
+    # No savepoint of our own: inside the emitter's transaction this joins it, in autocommit it
+    # is the transaction, so the event and its subscribers' rows cost one commit.
+    with transaction.atomic(savepoint=False):
+        event = Event.objects.create(
+            kind=kind,
+            message=message,
+            workspace_ids=sorted({str(w) for w in workspace_ids}),
+            agent_id=agent_id,
+            data=data or {},
+            test=test,
+            occurred_at=occurred_at or timezone.now(),
+        )
+        for subscriber in list(_in_transaction_subscribers):
+            _run_in_savepoint(subscriber, event)
+        transaction.on_commit(lambda: dispatch(event))
     return event
 
 
+def _run_in_savepoint(subscriber: Subscriber, event: Event) -> None:
+    try:
+        # The savepoint keeps a failed statement from aborting the emitter's transaction, and
+        # its rollback also drops the on_commit callbacks the subscriber registered.
+        with transaction.atomic():
+            subscriber(event)
+    except Exception:
+        logger.exception("In-transaction event subscriber %r failed for %s", subscriber, event.kind)
+
+
 def dispatch(event: Event) -> None:
+    """Hand a committed event to the after-commit subscribers."""
     for subscriber in list(_subscribers):
         try:
             subscriber(event)

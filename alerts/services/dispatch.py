@@ -1,8 +1,9 @@
 """Publishing new deliveries: one dispatch task per burst of events, not one message per event.
 
-Once its deliveries have committed, fan-out calls `dispatch_request()`, which publishes the
-`alerts.dispatch_deliveries` task only when it is the one to set the pending flag (an atomic
-cache add): an event costs a cache round trip, a burst of events one broker message. The task
+Once its deliveries have committed with their event, fan-out's on_commit callback calls
+`dispatch_request()`, which publishes the `alerts.dispatch_deliveries` task only when it is the
+one to set the pending flag (an atomic cache add): an event costs a cache round trip, a burst of
+events one broker message. The task
 runs `deliveries_dispatch()`: it clears the flag FIRST, then marks every due, not yet queued
 delivery as queued and publishes one `alerts.deliver` message per delivery (a slow receiver
 delays no other; the claim in `delivery_attempt` still decides who sends).

@@ -1,9 +1,14 @@
-"""From an emitted event to deliveries: subscribed to fleet.events in AlertsConfig.ready().
+"""From an emitted event to deliveries: subscribed to fleet.events in AlertsConfig.ready() to run
+inside the emitter's transaction (in a savepoint), right after the Event row is inserted.
 
 One statement matches the event against the enabled rules of its workspaces and inserts a
-delivery per matching channel (services/fanout_insert.py); once that has committed, a dispatch
-of the webhooks is requested (services/dispatch.py: a cache round trip, rarely a broker message)
-and the emails are sent inline (a failed email is retried on the webhook schedule by the worker).
+delivery per matching channel (services/fanout_insert.py); the rows commit with the event, so
+an event is never stored without its deliveries and the fan-out costs no commit of its own. What
+must not happen for a rolled-back event waits for the commit (`transaction.on_commit`): the
+dispatch of the webhooks (services/dispatch.py: a cache round trip, rarely a broker message) and
+the emails' first attempt, made inline (a failed email is retried on the webhook schedule by the
+worker). Should the process die between the commit and those, the minute sweep
+(`deliveries_sweep`) queues the deliveries.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ TEST_RULE_KEY = "ruleId"  # a test event names the one rule it is for
 
 
 def event_fan_out(event: Event) -> list[Delivery]:
-    """Create and dispatch the deliveries of one event; the deliveries made are returned."""
+    """Create the deliveries of one event; once they commit, dispatch the webhooks and send the
+    emails. The deliveries made are returned."""
     deliveries = deliveries_create(event=event)
     for delivery in deliveries:
         if delivery.channel_type == ChannelType.EMAIL:
-            delivery_attempt(delivery_id=delivery.id)
+            # robust: a failure after the commit is logged, never raised into the emitter.
+            transaction.on_commit(lambda pk=delivery.id: delivery_attempt(delivery_id=pk), robust=True)
     return deliveries
 
 
@@ -39,5 +46,7 @@ def deliveries_create(*, event: Event) -> list[Delivery]:
     test_rule_id = event.data.get(TEST_RULE_KEY) if event.test and isinstance(event.data, dict) else None
     deliveries = deliveries_insert(event=event, now=timezone.now(), test_rule_id=test_rule_id)
     if any(d.channel_type == ChannelType.WEBHOOK for d in deliveries):
-        transaction.on_commit(dispatch_request)  # at once in autocommit, where fleet.events calls us
+        # robust: a broker outage must not fail the emitter's operation after its commit; the
+        # rows wait for the next dispatch or the sweep.
+        transaction.on_commit(dispatch_request, robust=True)
     return deliveries

@@ -2,9 +2,9 @@
 
 The database does the matching: a rule matches when its pattern is one of the patterns that
 match the event's kind (`patterns.matching_patterns`), so one round trip finds the channels and
-creates their deliveries, in autocommit (a single statement is atomic; no BEGIN/COMMIT round
-trips). The ORM has no INSERT ... SELECT; the SQL is written for Fleet's two databases,
-PostgreSQL and SQLite (3.35+ for RETURNING).
+creates their deliveries, inside the emitter's transaction (fleet.events). The ORM has no
+INSERT ... SELECT; the SQL is written for Fleet's two databases, PostgreSQL and SQLite (3.35+
+for RETURNING).
 """
 
 from __future__ import annotations

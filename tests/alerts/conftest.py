@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
 
 from accounts.models import User
+from alerts import tasks
 from alerts.channel_config import parse_channels
 from alerts.services import alert_rule_create
 from tests.factories.accounts import AdminFactory, UserFactory
@@ -33,6 +35,19 @@ def _alerts_test_settings(settings):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     # Seven users per tenancy: the production password hasher would spend seconds on them.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def published(monkeypatch):
+    """What would go to the broker: dispatch requests, and the deliveries given a deliver message."""
+    sent = SimpleNamespace(dispatches=0, deliveries=[])
+
+    def publish_dispatch(*args, **kwargs):
+        sent.dispatches += 1
+
+    monkeypatch.setattr(tasks.dispatch_deliveries, "apply_async", publish_dispatch)
+    monkeypatch.setattr(tasks, "deliveries_publish", lambda ids, **kwargs: sent.deliveries.extend(ids))
+    return sent
 
 
 @pytest.fixture

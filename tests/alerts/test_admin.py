@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from alerts.models import Delivery, DeliveryStatus
-from alerts.services import deliveries_create, delivery_attempt
+from alerts.services import delivery_attempt
 from fleet import events
 from tests.alerts.conftest import make_rule, webhook
 
@@ -63,7 +63,7 @@ def test_resend_skips_deliveries_that_did_not_fail(console, tenancy, django_capt
     make_rule(workspace=tenancy.workspace, channels=[webhook("http://127.0.0.1:9/hook")])
     with django_capture_on_commit_callbacks(execute=False):
         event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
-    (pending,) = deliveries_create(event=event)
+    pending = Delivery.objects.get(event=event)  # created with the event, dispatched only after commit
 
     response = console.post(
         "/admin/alerts/delivery/", {"action": "resend", "_selected_action": [str(pending.id)]}, follow=True

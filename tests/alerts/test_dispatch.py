@@ -2,7 +2,6 @@
 
 import threading
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -16,19 +15,6 @@ from fleet.models import Event
 from tests.alerts.conftest import make_rule, webhook
 
 HOOK = "http://127.0.0.1:9/hook"
-
-
-@pytest.fixture
-def published(monkeypatch):
-    """What would go to the broker: dispatch requests, and the deliveries given a deliver message."""
-    sent = SimpleNamespace(dispatches=0, deliveries=[])
-
-    def publish_dispatch(*args, **kwargs):
-        sent.dispatches += 1
-
-    monkeypatch.setattr(tasks.dispatch_deliveries, "apply_async", publish_dispatch)
-    monkeypatch.setattr(tasks, "deliveries_publish", lambda ids, **kwargs: sent.deliveries.extend(ids))
-    return sent
 
 
 def fire(capture, workspace, kind="agent.error"):

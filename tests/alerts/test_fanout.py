@@ -61,9 +61,9 @@ def test_an_event_without_workspaces_matches_nothing(tenancy, django_capture_on_
 
 
 def test_matching_takes_a_constant_number_of_queries(tenancy):
+    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])  # before the rules: no deliveries yet
     for i in range(30):
         make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)] * 3, pattern="agent.*", name=f"r{i}")
-    event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
 
     with CaptureQueriesContext(connection) as queries:
         created = deliveries_create(event=event)

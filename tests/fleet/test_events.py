@@ -83,3 +83,124 @@ def test_subscribing_twice_delivers_once(transactional_db, received):
     events.subscribe(received.append)
     events.emit("agent.started")
     assert len(received) == 1
+
+
+# --- In-transaction subscribers ------------------------------------------------------------
+
+
+@pytest.fixture
+def in_transaction():
+    """Register in-transaction subscribers for one test; all unsubscribed afterwards."""
+    registered = []
+
+    def register(subscriber):
+        events.subscribe(subscriber, in_transaction=True)
+        registered.append(subscriber)
+        return subscriber
+
+    yield register
+    for subscriber in registered:
+        events.unsubscribe(subscriber)
+
+
+def echo(event):
+    """An in-transaction subscriber's own row: an Event (fleet has no other model to write)."""
+    return Event.objects.create(kind=f"echo.{event.kind}", data={"of": str(event.pk)}, occurred_at=event.occurred_at)
+
+
+def echoes():
+    return list(Event.objects.filter(kind__startswith="echo.").values_list("data__of", flat=True))
+
+
+def test_an_in_transaction_subscriber_runs_before_the_commit_inside_the_transaction(
+    transactional_db, in_transaction, received
+):
+    seen = []
+
+    @in_transaction
+    def record(event):
+        stored = Event.objects.filter(pk=event.pk).exists()
+        seen.append((event.pk, stored, transaction.get_connection().in_atomic_block))
+
+    with transaction.atomic():
+        event = events.emit("agent.started")
+        assert seen == [(event.pk, True, True)]  # the row is already there, the commit not yet
+        assert received == []
+    assert [e.pk for e in received] == [event.pk]
+
+
+def test_in_autocommit_the_event_and_the_subscribers_rows_are_one_transaction(transactional_db, in_transaction):
+    in_transaction(echo)
+    in_atomic_block = []
+    in_transaction(lambda event: in_atomic_block.append(transaction.get_connection().in_atomic_block))
+
+    event = events.emit("agent.started")
+
+    assert in_atomic_block == [True]  # not autocommit: the echo below commits with the event
+    assert echoes() == [str(event.pk)]
+
+
+def test_a_rollback_of_the_emitters_transaction_undoes_the_subscribers_work_and_dispatches_nothing(
+    transactional_db, in_transaction, received
+):
+    after_commit = []
+
+    @in_transaction
+    def write_and_defer(event):
+        echo(event)
+        transaction.on_commit(lambda: after_commit.append(event.pk))
+
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            events.emit("agent.started")
+            raise RuntimeError("the operation failed")
+
+    assert Event.objects.count() == 0
+    assert after_commit == [] and received == []
+
+
+def test_a_failing_in_transaction_subscriber_rolls_back_only_its_own_work(
+    transactional_db, in_transaction, received, caplog
+):
+    deferred = []
+
+    @in_transaction
+    def broken(event):
+        echo(event)
+        transaction.on_commit(lambda: deferred.append("broken"))
+        with transaction.get_connection().cursor() as cursor:  # a failed statement, as a real fault would be
+            cursor.execute("SELECT * FROM no_such_table")
+
+    @in_transaction
+    def healthy(event):
+        echo(event)
+        transaction.on_commit(lambda: deferred.append("healthy"))
+
+    with caplog.at_level(logging.ERROR, logger="fleet.events"):
+        with transaction.atomic():
+            event = events.emit("agent.error")
+            Event.objects.create(kind="after.emit", occurred_at=event.occurred_at)  # the transaction still works
+
+    assert "no_such_table" in caplog.text and "broken" in caplog.text
+    assert echoes() == [str(event.pk)]  # the healthy subscriber's row alone
+    assert Event.objects.filter(kind__in=["agent.error", "after.emit"]).count() == 2
+    assert deferred == ["healthy"]  # the failed savepoint took its on_commit callback with it
+    assert [e.pk for e in received] == [event.pk]
+
+
+def test_unsubscribe_removes_an_in_transaction_subscriber(transactional_db, in_transaction):
+    in_transaction(echo)
+    events.unsubscribe(echo)
+
+    events.emit("agent.started")
+
+    assert echoes() == []
+
+
+def test_subscribing_in_transaction_twice_runs_once(transactional_db, in_transaction):
+    in_transaction(echo)
+    in_transaction(echo)
+
+    event = events.emit("agent.started")
+
+    assert echoes() == [str(event.pk)]
