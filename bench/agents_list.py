@@ -5,7 +5,10 @@
 One caller is an editor of all 50 workspaces; 1,000 agents of 20 other users are each assigned
 to one or two of them, and 50 more are the caller's own. The request runs in-process through
 Django's test client (no network), with the caller's Bearer session, so the figures are the
-control plane's own time: routing, authentication, the three reads and the JSON encoding.
+control plane's own time: routing, authentication, the reads and the JSON encoding. On
+PostgreSQL the database writes the body (agent_list_body); agent_list(), the Python builder
+SQLite uses, is timed beside it. The gzip lines time the compression of this body per level
+(Django's GZipMiddleware uses 6; fleet.api.gzip a lower one).
 Targets (DESIGN.md section 9): at most 4 queries, median at most 10 ms at one client.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import time
+import zlib
 
 AGENTS = 1_000
 WORKSPACES = 50
@@ -54,7 +58,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from accounts.tokens import session_token_issue
-    from agents.selectors import agent_list
+    from agents.selectors import agent_list, agent_list_body
     from bench import measure, report
     from fleet.api.principal import Principal
 
@@ -77,8 +81,16 @@ def main() -> None:
     for _ in range(20):
         fetch()
     cpu_ms = (time.process_time() - cpu_start) / 20 * 1000
-    selector = measure(lambda: agent_list(Principal(user=caller)), repeat=50, warmup=3)
-    report("agent_list() selector alone", median_ms=selector.median_ms, p95_ms=selector.p95_ms)
+    principal = Principal(user=caller)
+    served = measure(lambda: agent_list_body(principal), repeat=50, warmup=3)
+    report("agent_list_body() selector alone (what the view serves)", median_ms=served.median_ms,
+           p95_ms=served.p95_ms)
+    python = measure(lambda: agent_list(principal), repeat=50, warmup=3)
+    report("agent_list() Python builder alone (SQLite's path)", median_ms=python.median_ms, p95_ms=python.p95_ms)
+    for level in (1, 3, 4, 5, 6):
+        compressor = measure(lambda level=level: zlib.compress(body, level), repeat=30, warmup=2)
+        report(f"gzip level {level} of the body", median_ms=compressor.median_ms,
+               kb=len(zlib.compress(body, level)) / 1024)
     gzipped = client.get("/api/agents", HTTP_ACCEPT_ENCODING="gzip")
     report(
         f"GET /api/agents ({rows} agents, {WORKSPACES} workspaces, one client)",

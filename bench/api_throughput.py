@@ -178,6 +178,12 @@ def main() -> None:
             report(f"{title}, in-process, one client", queries=queries,
                    median_ms=timing.median_ms, p95_ms=timing.p95_ms, cpu_ms_per_request=cpu_ms)
 
+    # CONN_HEALTH_CHECKS costs one SELECT 1 per request that reuses a connection (not in the
+    # query log): what keeping the protection against dead connections costs.
+    connection.ensure_connection()
+    health = measure(connection.is_usable, repeat=300, warmup=10)
+    report("connection health check (SELECT 1, once per request)", median_ms=health.median_ms, p95_ms=health.p95_ms)
+
     # Over HTTP, 8 clients against gunicorn with 2 workers.
     load = _wrk if shutil.which("wrk") else _threads
     port = _free_port()

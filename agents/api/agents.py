@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fleet.api.permissions import principal_of
-from ..selectors import agent_list
+from ..selectors import agent_list_body
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
@@ -31,7 +31,7 @@ class AgentListApi(APIView):
             query = self.FilterSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             scope = query.validated_data["scope"]
-        return Response(agent_list(principal_of(request), scope=scope))
+        return Response(agent_list_body(principal_of(request), scope=scope))
 
 
 def _optional(field_class, **kwargs):

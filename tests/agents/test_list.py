@@ -194,3 +194,20 @@ def test_a_keys_query_count_does_not_grow_either(tenancy, django_assert_max_num_
 
     assert listed == 50
     assert small == large
+
+
+def test_the_list_is_gzipped_when_the_client_accepts_it(tenancy):
+    import gzip
+
+    for _ in range(5):
+        shared_agent(tenancy)
+    client = tenancy.client("editor")
+    plain = client.get("/api/agents")
+
+    response = client.get("/api/agents", HTTP_ACCEPT_ENCODING="gzip, deflate")
+
+    assert response["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in response["Vary"]
+    assert len(response.content) < len(plain.content)
+    assert gzip.decompress(response.content) == plain.content
+    assert plain.get("Content-Encoding") is None
