@@ -1,8 +1,8 @@
 """Alert fan-out: 1,000 events against 100 rules, matched and enqueued (target: at most 1 s in all).
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://127.0.0.1:6379/N .venv/bin/python bench/alerts_fanout.py
+    DATABASE_URL=postgres://... REDIS_URL=redis://127.0.0.1:6379/N .venv/bin/python -m bench alerts_fanout
 
-It creates a throw-away test database (bench_alerts_<name>) with 10 workspaces of 10 rules each
+In the bench runner's throw-away database it makes 10 workspaces of 10 rules each
 (a mix of literal, glob and "*" patterns, one webhook channel apiece), then emits 1,000 events of
 assorted kinds through `fleet.events.emit()`, a tenth of them in two workspaces, each in its own
 transaction as an emitter in autocommit would. Alerts fans out inside that transaction (the one
@@ -103,9 +103,6 @@ class _Timed:
 
 
 def main() -> None:
-    import django
-
-    django.setup()
     from django.apps import apps
     from django.db import connection
     from django.test.utils import override_settings
@@ -124,8 +121,6 @@ def main() -> None:
 
     app.conf.task_default_queue = BENCH_QUEUE  # keep the bench's tasks away from real workers
     app.conf.task_always_eager = False
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_alerts_{connection.settings_dict['NAME']}"
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         with override_settings(OUTBOUND_ALLOWED_HOSTS=["127.0.0.1"]):  # the rules' never-called receiver
             fired = _fixtures()
@@ -139,7 +134,6 @@ def main() -> None:
     finally:
         _clear_dispatch_flag()
         messages = _purge_bench_queue(app)
-        connection.creation.destroy_test_db(old_name, verbosity=0)
 
     def ms(seconds):
         return f"{seconds * 1000:.3f} ms"
@@ -161,7 +155,3 @@ def main() -> None:
     verdict = "within" if total_with - total_alone <= TARGET_SECONDS else "OVER"
     print(f"  total: {total_with - total_alone:.3f} s to match and enqueue {EVENTS} events ({verdict} the "
           f"{TARGET_SECONDS:.0f} s target); {total_with:.3f} s with storing and committing the events")
-
-
-if __name__ == "__main__":
-    main()
