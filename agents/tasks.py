@@ -9,7 +9,7 @@ from django.conf import settings
 
 from .backends.base import BackendError
 from .services.monitoring import agents_monitor
-from .services.provisioning import agent_provision, agent_provision_fail
+from .services.provisioning import agent_provision, agent_provision_fail, agent_provision_retrying
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ def provision_agent(self, agent_id: str) -> None:
         agent_provision(agent_id=agent_id)
     except BackendError as exc:
         if self.request.retries < _max_retries():
+            agent_provision_retrying(agent_id=agent_id, reason=str(exc))
             raise self.retry(exc=exc, countdown=_backoff_seconds(self.request.retries))
         agent_provision_fail(agent_id=agent_id, reason=f"The container engine could not be reached: {exc}")
     except Exception as exc:  # a bug must still leave a readable reason, not a stuck "deploying"

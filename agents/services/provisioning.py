@@ -19,6 +19,7 @@ import time
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from ..backends.base import BackendError, Placement, RuntimeBackend
 from ..events import agent_event
@@ -148,6 +149,14 @@ def agent_provision(*, agent_id) -> None:
         agent_provision_fail(agent_id=agent_id, reason=f"The container engine refused the workload: {exc}")
     except ProvisioningFailed as exc:
         agent_provision_fail(agent_id=agent_id, reason=str(exc))
+
+
+def agent_provision_retrying(*, agent_id, reason: str) -> None:
+    """While the job waits to retry a transient engine error, say why the deploy is taking
+    long; the status stays `deploying` and reaching `running` clears the reason."""
+    Agent.objects.filter(pk=agent_id, status=Status.DEPLOYING).update(
+        last_error=f"Retrying: {reason}"[:2000], updated_at=timezone.now()
+    )
 
 
 @transaction.atomic

@@ -6,7 +6,7 @@ import pytest
 
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
-from agents.services.provisioning import agent_provision
+from agents.services.provisioning import agent_provision, agent_provision_retrying
 from agents.services.selection import DeployRequest
 from fleet.api.principal import Principal
 from fleet.models import Event
@@ -63,3 +63,23 @@ def test_the_usage_token_digest_is_stored_and_only_the_workload_gets_the_token(q
     env = dict(item.split("=", 1) for item in docker_engine.containers.get(agent.container_id).attrs["Config"]["Env"])
     assert agent.usage_token_digest and env["FLEET_USAGE_TOKEN"] not in agent.usage_token_digest
     assert len(agent.usage_token_digest) == 64
+
+
+def test_a_deploy_waiting_to_retry_says_why_and_running_clears_it(queued_agent, docker_engine):
+    Agent.objects.filter(pk=queued_agent.pk).update(status="deploying")
+
+    agent_provision_retrying(agent_id=queued_agent.pk, reason="The Docker engine cannot be reached.")
+
+    waiting = Agent.objects.get(pk=queued_agent.pk)
+    assert (waiting.status, waiting.last_error) == ("deploying", "Retrying: The Docker engine cannot be reached.")
+    agent_provision(agent_id=queued_agent.pk)
+    running = Agent.objects.get(pk=queued_agent.pk)
+    assert (running.status, running.last_error) == ("running", "")
+
+
+def test_a_retry_note_never_touches_an_agent_no_longer_deploying(queued_agent):
+    Agent.objects.filter(pk=queued_agent.pk).update(status="stopped")
+
+    agent_provision_retrying(agent_id=queued_agent.pk, reason="The Docker engine cannot be reached.")
+
+    assert Agent.objects.get(pk=queued_agent.pk).last_error == ""
