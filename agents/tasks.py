@@ -15,11 +15,11 @@ logger = logging.getLogger(__name__)
 
 
 def _max_retries() -> int:
-    return int(getattr(settings, "AGENT_PROVISION_MAX_RETRIES", 5))
+    return settings.AGENT_PROVISION_MAX_RETRIES
 
 
 def _backoff_seconds(retries: int) -> float:
-    base = float(getattr(settings, "AGENT_PROVISION_RETRY_BACKOFF_SECONDS", 5))
+    base = settings.AGENT_PROVISION_RETRY_BACKOFF_SECONDS
     return min(base * 2**retries, 120)  # 5, 10, 20, 40, 80 s by default
 
 

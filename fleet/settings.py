@@ -232,6 +232,11 @@ DOCKER_NETWORK_MODE = env.str("DOCKER_NETWORK_MODE", default="bridge")
 DOCKER_HOST_PORT_RANGE = (19000, 19999)
 # Extra labels on every container Fleet creates, e.g. to tell control planes sharing an engine apart.
 DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
+# Provisioning: how long a new workload may take to answer its health check, and how often a
+# transient engine error is retried (backoff doubles from the base, at most 120 s).
+AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)
+AGENT_PROVISION_MAX_RETRIES = env.int("AGENT_PROVISION_MAX_RETRIES", default=5)
+AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF_SECONDS", default=5)
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")

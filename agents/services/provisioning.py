@@ -32,7 +32,6 @@ from .workload import workload_spec_build
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_READY_TIMEOUT_SECONDS = 120
 POLL_SECONDS = 0.5
 TERMINAL_ENGINE_STATES = ("exited", "dead", "missing")
 
@@ -92,7 +91,7 @@ def _record_placement(backend: RuntimeBackend, agent: Agent, placement: Placemen
 def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
     """Poll until the workload runs and its gateway answers /health; False if the job should
     stop because the agent left `deploying`. ProvisioningFailed when it cannot come up."""
-    timeout = float(getattr(settings, "AGENT_READY_TIMEOUT_SECONDS", DEFAULT_READY_TIMEOUT_SECONDS))
+    timeout = float(settings.AGENT_READY_TIMEOUT_SECONDS)
     deadline = time.monotonic() + timeout
     last_seen = "not inspected yet"
     while True:
