@@ -13,8 +13,7 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.utils.html import format_html
 
 from .models import User
-
-MIN_PASSWORD, MAX_PASSWORD = 8, 128
+from .services import password_length_problem
 
 
 def _email_unused(form: forms.ModelForm) -> str:
@@ -38,8 +37,9 @@ class UserCreateForm(AdminUserCreationForm):
 
     def clean_password1(self):
         password = self.cleaned_data.get("password1")
-        if password and not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-            raise forms.ValidationError(f"The password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters long.")
+        problem = password and password_length_problem(password)
+        if problem:
+            raise forms.ValidationError(problem)
         return password
 
 

@@ -53,7 +53,7 @@ TOKEN = inline_serializer("SessionToken", {"token": serializers.CharField()})
 
 def _password_field(**kwargs) -> serializers.CharField:
     # Passwords are taken as typed: no trimming.
-    return serializers.CharField(trim_whitespace=False, max_length=128, **kwargs)
+    return serializers.CharField(trim_whitespace=False, max_length=services.MAX_PASSWORD, **kwargs)
 
 
 class BootstrapStatusApi(PublicView):
@@ -87,7 +87,7 @@ class SignupApi(PublicView):
 
     class InputSerializer(serializers.Serializer):
         email = serializers.EmailField(max_length=255)
-        password = _password_field(min_length=8)
+        password = _password_field(min_length=services.MIN_PASSWORD)
         botProtectionToken = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
     @extend_schema(
@@ -162,7 +162,7 @@ class PasswordApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         currentPassword = _password_field()
-        newPassword = _password_field(min_length=8)
+        newPassword = _password_field(min_length=services.MIN_PASSWORD)
 
     @extend_schema(request=InputSerializer, responses=SUCCESS)
     def patch(self, request):

@@ -17,6 +17,16 @@ from .locks import registration_lock
 from .models import User
 from .oauth import ProviderIdentity
 
+MIN_PASSWORD, MAX_PASSWORD = 8, 128  # characters, wherever a password is set
+
+
+def password_length_problem(password: str) -> str | None:
+    """Why `password` is too short or too long to be set, or None when it is fine."""
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        return f"The password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters long."
+    return None
+
+
 class PasswordNotSet(ApiError):
     default_code = "password_not_set"
     default_detail = "This account signs in with OAuth and has no password to change."

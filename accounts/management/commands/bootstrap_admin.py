@@ -8,10 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
 
-from accounts.services import user_create_first_admin
+from accounts.services import password_length_problem, user_create_first_admin
 from fleet.api.errors import Conflict
-
-MIN_PASSWORD, MAX_PASSWORD = 8, 128
 
 
 class Command(BaseCommand):
@@ -38,8 +36,9 @@ class Command(BaseCommand):
             validate_email(email)
         except ValidationError as exc:
             raise CommandError(f"{email!r} is not a valid email address of at most 255 characters.") from exc
-        if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-            raise CommandError(f"The password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters long.")
+        problem = password_length_problem(password)
+        if problem:
+            raise CommandError(problem)
         try:
             admin = user_create_first_admin(email=email, password=password)
         except Conflict as exc:
