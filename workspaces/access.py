@@ -31,7 +31,7 @@ from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from rest_framework.permissions import BasePermission
 
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
-from fleet.api.permissions import principal_of
+from fleet.api.permissions import principal_of, require_scope
 from fleet.api.principal import Principal
 
 from .models import Membership, Workspace
@@ -144,8 +144,8 @@ def _key_access(principal: Principal, workspace_uuid: UUID | None, *, min_role: 
         if workspace_uuid is None or not Workspace.objects.filter(pk=workspace_uuid).exists():
             raise NotFound(WORKSPACE_NOT_FOUND)
         raise WrongWorkspace()
-    if key_scope is not None and not principal.has_scope(key_scope):
-        raise MissingScope(f"The API key lacks the scope '{key_scope}'.")
+    if key_scope is not None:
+        require_scope(principal, key_scope)
     workspace = Workspace.objects.filter(pk=workspace_uuid).first()
     if workspace is None:
         raise NotFound(WORKSPACE_NOT_FOUND)
