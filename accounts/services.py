@@ -32,6 +32,17 @@ class PasswordNotSet(ApiError):
     default_detail = "This account signs in with OAuth and has no password to change."
 
 
+def email_is_valid(email: str) -> bool:
+    """An address we can store: well formed and at most 255 characters (User.email)."""
+    if len(email) > 255:
+        return False
+    try:
+        validate_email(email)
+    except DjangoValidationError:
+        return False
+    return True
+
+
 def email_taken(email: str) -> bool:
     return User.objects.filter(email__iexact=email.strip()).exists()
 
@@ -160,14 +171,8 @@ def user_oauth_sign_in(*, identity: ProviderIdentity) -> User:
             raise InvalidCredentials("This account is disabled.")
         return link.user
     email = (identity.email or "").strip()
-    try:
-        if len(email) > 255:
-            raise DjangoValidationError("too long")
-        validate_email(email)
-    except DjangoValidationError as exc:
-        raise InvalidCredentials(
-            f"Your {identity.provider} account shares no verified email address we can use."
-        ) from exc
+    if not email_is_valid(email):
+        raise InvalidCredentials(f"Your {identity.provider} account shares no verified email address we can use.")
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         user = user_register(

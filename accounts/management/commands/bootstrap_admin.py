@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import os
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.core.validators import validate_email
 
-from accounts.services import password_length_problem, user_create_first_admin
+from accounts.services import email_is_valid, password_length_problem, user_create_first_admin
 from fleet.api.errors import Conflict
 
 
@@ -30,12 +28,8 @@ class Command(BaseCommand):
         email = (email or "").strip()
         if not email or not password:
             raise CommandError("Give --email and --password (or FLEET_ADMIN_EMAIL and FLEET_ADMIN_PASSWORD).")
-        try:
-            if len(email) > 255:
-                raise ValidationError("too long")
-            validate_email(email)
-        except ValidationError as exc:
-            raise CommandError(f"{email!r} is not a valid email address of at most 255 characters.") from exc
+        if not email_is_valid(email):
+            raise CommandError(f"{email!r} is not a valid email address of at most 255 characters.")
         problem = password_length_problem(password)
         if problem:
             raise CommandError(problem)
