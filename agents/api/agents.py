@@ -38,6 +38,11 @@ def _optional(field_class, **kwargs):
     return field_class(required=False, allow_null=True, **kwargs)
 
 
+def _given(validated_data: dict) -> dict:
+    """The fields the caller actually set: null and empty strings count as absent."""
+    return {k: v for k, v in validated_data.items() if v not in (None, "")}
+
+
 class AgentDeployApi(APIView):
     class InputSerializer(serializers.Serializer):
         name = _optional(RawStringField)
@@ -55,7 +60,7 @@ class AgentDeployApi(APIView):
     def post(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        values = {k: v for k, v in body.validated_data.items() if v not in (None, "")}
+        values = _given(body.validated_data)
         agent = agent_deploy(principal=principal_of(request), request=DeployRequest(**values))
         return Response(agent_body(agent, DEPLOY_FIELDS), status=status.HTTP_201_CREATED)
 
@@ -73,7 +78,7 @@ class AgentAdoptApi(APIView):
     def post(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        values = {k: v for k, v in body.validated_data.items() if v not in (None, "")}
+        values = _given(body.validated_data)
         values.setdefault("gateway_token", "")
         agent = agent_adopt(principal=principal_of(request), request=AdoptRequest(**values))
         return Response(agent_body(agent), status=status.HTTP_201_CREATED)
