@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .api.errors import json_error
+from .api.middleware import is_api_request
 from .health import health_report
 
 
@@ -15,20 +16,16 @@ def api_not_found(request, *args, **kwargs):
     return json_error("Not found.", "not_found", 404)
 
 
-def _is_api(request) -> bool:
-    return request.path == "/api" or request.path.startswith("/api/")
-
-
 def bad_request(request, exception=None):
     """handler400: e.g. a disallowed Host header, before any view runs."""
-    if _is_api(request):
+    if is_api_request(request):
         return json_error("The request could not be understood.", "bad_request", 400)
     return defaults.bad_request(request, exception)
 
 
 def server_error(request):
     """handler500: a fault outside the views (ApiErrorMiddleware covers the views)."""
-    if _is_api(request):
+    if is_api_request(request):
         return json_error("Internal server error.", "server_error", 500)
     return defaults.server_error(request)
 

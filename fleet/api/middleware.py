@@ -9,6 +9,11 @@ from .errors import json_error
 logger = logging.getLogger("fleet.api")
 
 
+def is_api_request(request) -> bool:
+    """True for /api and everything under it: the paths that must never get an HTML error."""
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
 class ApiErrorMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -17,7 +22,7 @@ class ApiErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not request.path.startswith("/api/") and request.path != "/api":
+        if not is_api_request(request):
             return None
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         return json_error("Internal server error.", "server_error", 500)
