@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.infra.http import Reply, http_receiver  # noqa: F401 - the fixture
+from tests.infra.http import Reply  # http_receiver comes from tests/conftest.py's plugins
 
 __all__ = ["Reply", "assert_error"]
 
