@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fleet.api.authentication import read_credential
 from fleet.api.errors import Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly, principal_of
 
@@ -226,11 +227,11 @@ class SessionUpgradeApi(APIView):
 
     @extend_schema(request=None, responses=SUCCESS)
     def post(self, request):
-        scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
+        if not request.META.get("HTTP_AUTHORIZATION", "").strip():
             raise NotAuthenticated("Send the session as 'Authorization: Bearer <token>' to upgrade it.")
-        # Verify again, on its own, the exact token that goes into the cookie.
+        # With an Authorization header present, the credential is its Bearer token (explicit
+        # headers beat the cookie). Verify again, on its own, the exact token that goes into the cookie.
+        token = read_credential(request).value
         principal = principal_from_session_token(token)
         if principal is None or principal.user.pk != principal_of(request).user.pk:
             raise InvalidCredentials()
