@@ -12,20 +12,6 @@ from tests.agents.backends.support import MB, FakeAgent, answers_health, http_ge
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
 
-@pytest.fixture
-def backend() -> DockerBackend:
-    return DockerBackend()
-
-
-@pytest.fixture
-def deployed(backend):
-    """An openclaw agent whose container is created and serving its gateway."""
-    agent = FakeAgent()
-    agent.place(backend.create(agent, spec_for(agent)))
-    wait_until(lambda: answers_health(agent.gateway_host_port))
-    return agent
-
-
 def test_create_runs_a_container_with_the_limits_labels_and_restart_policy(backend, docker_engine):
     agent = FakeAgent()
     placement = backend.create(agent, spec_for(agent, vcpu=0.5, ram_mb=128))

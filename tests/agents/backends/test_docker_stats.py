@@ -7,23 +7,10 @@ import time
 
 import pytest
 
-from agents.backends.docker import DockerBackend, _cpu_samples
-from tests.agents.backends.support import FakeAgent, answers_health, spec_for, wait_until
+from agents.backends.docker import _cpu_samples
+from tests.agents.backends.support import answers_health, wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
-
-
-@pytest.fixture
-def backend() -> DockerBackend:
-    return DockerBackend()
-
-
-@pytest.fixture
-def deployed(backend):
-    agent = FakeAgent()
-    agent.place(backend.create(agent, spec_for(agent, ram_mb=256)))
-    wait_until(lambda: answers_health(agent.gateway_host_port))
-    return agent
 
 
 def test_stats_of_a_running_container_show_its_limit_processes_and_uptime(backend, deployed):
