@@ -9,6 +9,7 @@ import pytest
 
 from agents.backends.base import WorkloadSpec
 from agents.backends.docker import DockerBackend
+from tests.support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -79,9 +80,7 @@ def test_a_container_that_allocates_memory_shows_it(tenancy, containerised):
 
     # 32 MB: the shell that holds it briefly needs about twice that while reading it in.
     containerised.exec_run(["allocate", "32"], detach=True)
-    deadline = time.monotonic() + 30
-    while (after := snapshot(tenancy)["memory_usage_mb"]) < before + 30 and time.monotonic() < deadline:
-        time.sleep(0.5)
+    after = wait_until(lambda: (m := snapshot(tenancy)["memory_usage_mb"]) >= before + 30 and m, timeout=30, interval=0.5)
 
     assert before < 16
     assert before + 30 <= after < 64
