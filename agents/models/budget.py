@@ -7,6 +7,8 @@ from decimal import Decimal
 
 from django.db import models
 
+from agents.usage.money import micros_to_usd
+
 from .agent import Agent
 
 DEFAULT_SOFT_THRESHOLD_PCT = Decimal(80)
@@ -37,4 +39,4 @@ class Budget(models.Model):
 
     @property
     def limit_usd(self) -> float:
-        return self.limit_micros / 1_000_000
+        return micros_to_usd(self.limit_micros)

@@ -7,6 +7,7 @@ from django.contrib import admin
 from fleet.admin_base import ReadOnlyModelAdmin
 
 from ..models import ModelRate, UsageDaily, UsageEvent
+from .money import micros_to_usd
 
 
 # Usage is written by ingestion only: editing a row here would desynchronise the rollups.
@@ -22,7 +23,7 @@ class UsageEventAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="cost (USD)")
     def cost_usd(self, obj):
-        return obj.cost_micros / 1_000_000
+        return micros_to_usd(obj.cost_micros)
 
 
 @admin.register(UsageDaily)
