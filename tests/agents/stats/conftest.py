@@ -30,11 +30,6 @@ class AgentTenancy:
         return client_for(self.users[caller])
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def tenancy(db) -> AgentTenancy:
     owner = UserFactory()

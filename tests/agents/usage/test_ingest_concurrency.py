@@ -16,8 +16,7 @@ from .helpers import event
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_two_concurrent_identical_posts_store_each_event_once(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_two_concurrent_identical_posts_store_each_event_once():
     if connection.vendor != "postgresql":
         pytest.skip("the race needs PostgreSQL's row locks")
     agent = AgentFactory(container_id="", status="stopped")
