@@ -68,7 +68,9 @@ def test_a_hard_cap_pauses_the_real_container_and_the_sweep_pauses_it_again(live
     assert runtime.post(f"/api/agents/{agent.id}/usage", {"events": events}, format="json").json() == {
         "accepted": 1, "duplicates": 0}
 
-    live.wait_until(lambda: _state(agent.id) == ("stopped", "budget_exceeded"), timeout=60)
+    # The worker commits the stop before it records the event: wait for both.
+    live.wait_until(lambda: _state(agent.id) == ("stopped", "budget_exceeded")
+                    and _count(agent, "agent.budget_exceeded"), timeout=60)
     assert _container_status(docker_engine, agent) == "exited"
     assert _count(agent, "agent.budget_exceeded") == 1
     report = client.get(f"/api/agents/{agent.id}/budget").json()
