@@ -59,6 +59,26 @@ def backend_for(agent) -> RuntimeBackend:
     return backend_for_target(agent.execution_target_id)
 
 
+# Every execution-target kind the spec names, registered here or not: kind -> (deploy_target,
+# takes `:<id>`). Lets a request's target be classified before its backend is looked up.
+KNOWN_KINDS: dict[str, tuple[str, bool]] = {
+    "docker": ("docker", False),
+    "proxmox": ("proxmox", False),
+    "k8s": ("k8s", True),
+    "remote": ("remote-docker", True),
+}
+
+
+def deploy_target_of(execution_target_id: str) -> str | None:
+    """The deploy_target family an execution target id names (`k8s:<id>` -> `k8s`), None if
+    it names no known kind. Says nothing about whether that target is registered here."""
+    kind, colon, _ = (execution_target_id or "").partition(":")
+    known = KNOWN_KINDS.get(kind)
+    if known is None or bool(colon) != known[1]:
+        return None
+    return known[0]
+
+
 def registered_deploy_targets() -> set[str]:
     return {target.deploy_target for target in TARGETS.values()}
 

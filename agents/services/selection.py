@@ -26,7 +26,6 @@ MIN_RAM_MB = 512
 MIN_DISK_GB = 1
 FALLBACK_VCPU, FALLBACK_RAM_MB, FALLBACK_DISK_GB = 1.0, 1024, 10
 DEPLOYABLE_TARGETS = (DeployTarget.DOCKER, DeployTarget.K8S, DeployTarget.REMOTE_DOCKER, DeployTarget.PROXMOX)
-REMOTE_PREFIX = "remote:"
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -58,19 +57,11 @@ class DeployPlan:
     disk_gb: int
 
 
-def _family_of(execution_target_id: str) -> str | None:
-    if execution_target_id in (DeployTarget.DOCKER, DeployTarget.PROXMOX):
-        return execution_target_id
-    if execution_target_id.startswith("k8s:"):
-        return DeployTarget.K8S
-    if execution_target_id.startswith(REMOTE_PREFIX):
-        return DeployTarget.REMOTE_DOCKER
-    return None
-
-
 def targets_remote_docker(request: DeployRequest) -> bool:
-    return request.deploy_target == DeployTarget.REMOTE_DOCKER or (request.execution_target_id or "").startswith(
-        REMOTE_PREFIX
+    from ..backends import registry
+
+    return request.deploy_target == DeployTarget.REMOTE_DOCKER or (
+        registry.deploy_target_of(request.execution_target_id or "") == DeployTarget.REMOTE_DOCKER
     )
 
 
@@ -103,7 +94,8 @@ def _placement(request: DeployRequest) -> tuple[str, str]:
     from ..backends import registry
 
     explicit_id = request.execution_target_id
-    target = request.deploy_target or (explicit_id and _family_of(explicit_id)) or settings.DEFAULT_DEPLOY_TARGET
+    implied = explicit_id and registry.deploy_target_of(explicit_id)
+    target = request.deploy_target or implied or settings.DEFAULT_DEPLOY_TARGET
     if target not in DEPLOYABLE_TARGETS:
         raise ValidationFailed({"deploy_target": f"'{target}' is not a deploy target."})
     if target not in registry.registered_deploy_targets():
@@ -111,7 +103,7 @@ def _placement(request: DeployRequest) -> tuple[str, str]:
     execution_target_id = explicit_id or registry.default_execution_target(target)
     if not execution_target_id:
         raise ValidationFailed({"execution_target_id": f"Choose a concrete execution target for '{target}'."})
-    if _family_of(execution_target_id) != target:
+    if registry.deploy_target_of(execution_target_id) != target:
         raise ValidationFailed(
             {"execution_target_id": f"'{execution_target_id}' is not a target of the '{target}' family."}
         )
