@@ -17,6 +17,7 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
 
+from fleet.api.fields import uuid_or_none
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
 from fleet.api.renderers import RenderedJSON
@@ -111,13 +112,6 @@ def require_agent_scope(principal: Principal, min_role: Role = Role.VIEWER) -> N
     if role is None or role < min_role:
         needed = Scope.AGENTS_WRITE if min_role >= Role.EDITOR else Scope.AGENTS_READ
         raise MissingScope(f"The API key lacks the scope '{needed}'.")
-
-
-def _parse_uuid(value) -> UUID | None:
-    try:
-        return value if isinstance(value, UUID) else UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
-        return None
 
 
 def _visible_agents(principal: Principal, *, owned_only: bool = False) -> QuerySet[Agent]:
@@ -282,7 +276,7 @@ def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER
     One query for the direct owner, two for anyone else (GET /agents/:id is a hot path).
     """
     require_agent_scope(principal, min_role)
-    agent_uuid = _parse_uuid(agent_id)
+    agent_uuid = uuid_or_none(agent_id)
     # By primary key: no ordering to compile.
     agent = next(iter(Agent.objects.filter(pk=agent_uuid).order_by()[:1]), None) if agent_uuid else None
     if agent is None:

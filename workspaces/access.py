@@ -30,6 +30,7 @@ from uuid import UUID
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from rest_framework.permissions import BasePermission
 
+from fleet.api.fields import uuid_or_none
 from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 from fleet.api.permissions import principal_of, require_scope
 from fleet.api.principal import Principal
@@ -46,13 +47,6 @@ class WorkspaceAccess:
     role: Role
     # False for a platform admin stepping into a workspace they do not belong to.
     is_member: bool = True
-
-
-def _parse_uuid(value) -> UUID | None:
-    try:
-        return value if isinstance(value, UUID) else UUID(str(value))
-    except (TypeError, ValueError, AttributeError):
-        return None
 
 
 def _member_role_subquery(user_id):
@@ -77,7 +71,7 @@ def workspace_roles(principal: Principal) -> dict[UUID, Role]:
 
 def role_in_workspace(principal: Principal, workspace_id) -> Role | None:
     """The principal's role in one workspace, or None when it has none (or no such workspace)."""
-    workspace_id = _parse_uuid(workspace_id)
+    workspace_id = uuid_or_none(workspace_id)
     if workspace_id is None:
         return None
     if principal.is_api_key:
@@ -119,7 +113,7 @@ def workspace_access(
     Without `key_scope`, keys are held to `min_role` through the role their scopes give.
     Sessions ignore `key_scope`. One query for a session, at most two for a key.
     """
-    workspace_uuid = _parse_uuid(workspace_id)
+    workspace_uuid = uuid_or_none(workspace_id)
     if principal.is_api_key:
         if session_only:
             raise SessionRequired()

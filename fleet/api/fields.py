@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from uuid import UUID
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -72,3 +73,11 @@ class IntegerField(NumberField):
         if value != int(value):
             self.fail("invalid")
         return int(value)
+
+
+def uuid_or_none(value) -> UUID | None:
+    """A UUID from a path or body value, or None when it is not one (callers answer 404/400)."""
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except (TypeError, ValueError, AttributeError):
+        return None
