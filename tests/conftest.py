@@ -26,6 +26,13 @@ def need_service(available: bool, reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Factories set a password on every user and PBKDF2 costs most of a second per hash;
+    # the tests that measure the real hasher set it back themselves.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     from django.core.cache import cache
 

@@ -35,7 +35,3 @@ def paas(settings):
     return settings
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings):
-    """PBKDF2 takes most of a second per hash; the tests that need its cost set it back."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

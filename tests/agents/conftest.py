@@ -13,12 +13,6 @@ from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory, make_api_key
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # Factories set a password on every user; the production hasher costs ~0.5 s each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @dataclass
 class Tenancy:
     owner: object  # owns the agent directly (and is a viewer in the workspace)

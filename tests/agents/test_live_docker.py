@@ -20,7 +20,6 @@ pytestmark = [pytest.mark.docker, pytest.mark.worker]
 @pytest.fixture
 def live(docker_settings, celery_worker_live):
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 30
-    docker_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return celery_worker_live
 
 

@@ -120,7 +120,6 @@ def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings
 
     from tests.factories.accounts import UserFactory
 
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     user = UserFactory()
     agent = agent_of(user, status="stopped")
     locked = threading.Event()

@@ -33,8 +33,6 @@ class Tenancy:
 def _alerts_test_settings(settings):
     # The real receivers of these tests listen on 127.0.0.1, which the outbound guard refuses.
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
-    # Seven users per tenancy: the production password hasher would spend seconds on them.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -31,12 +31,6 @@ class Tenancy:
         return client_for(self.users[caller])
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hasher(settings):
-    """PBKDF2 takes most of a second per hash, and a tenancy holds seven users."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def tenancy(db) -> Tenancy:
     workspace = WorkspaceFactory(name="Tenancy")
