@@ -1,9 +1,5 @@
-"""Agent events: one helper so every `agent.*` event carries the same shape.
-
-The event belongs to every workspace the agent is assigned to (alert rules are per
-workspace) and names the agent in `data`, so a delivery still says which agent it was
-after the agent is deleted.
-"""
+"""Agent events: `agent.*` events go to every workspace the agent is assigned to (alert rules
+are per workspace) and carry the agent's summary (fleet.events.emit(agent=...))."""
 
 from __future__ import annotations
 
@@ -17,5 +13,4 @@ def agent_event(agent: Agent, kind: str, message: str, *, workspace_ids=None, **
     """Emit `kind` (e.g. "agent.error") for `agent`; `data` adds details to the event."""
     if workspace_ids is None:
         workspace_ids = WorkspaceAgent.objects.filter(agent_id=agent.pk).values_list("workspace_id", flat=True)
-    payload = {"agent": {"id": str(agent.pk), "name": agent.name, "status": agent.status}, **data}
-    return emit(kind, message=message, workspace_ids=list(workspace_ids), agent_id=agent.pk, data=payload)
+    return emit(kind, message=message, workspace_ids=list(workspace_ids), agent=agent, data=data)

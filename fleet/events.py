@@ -9,6 +9,10 @@
 
 A subscriber must not raise into the emitter: its failure is logged and the others still run,
 so an alerting fault never breaks the operation that caused the event.
+
+An event about an agent carries the agent's summary `{id, name, status}` under `data["agent"]`,
+written by `emit(agent=...)` and read back by `event_agent()`: one key, one shape, for every app
+that emits or delivers events.
 """
 
 from __future__ import annotations
@@ -17,12 +21,15 @@ import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
 from .models import Event
 
 logger = logging.getLogger(__name__)
+
+AGENT_KEY = "agent"  # where an event's data holds the agent's summary
 
 Subscriber = Callable[[Event], None]
 _subscribers: list[Subscriber] = []  # after commit
@@ -49,11 +56,17 @@ def emit(
     *,
     message: str = "",
     workspace_ids: Iterable = (),
-    agent_id=None,
+    agent=None,
     data: dict | None = None,
     test: bool = False,
     occurred_at: datetime | None = None,
 ) -> Event:
+    """Store the event `kind` and hand it to the subscribers. `agent` (anything with `pk`,
+    `name` and `status`) names the agent it is about; its summary is kept in the event, so
+    a delivery still says which agent it was after the agent is deleted."""
+    data = dict(data or {})
+    if agent is not None:
+        data[AGENT_KEY] = agent_summary(agent)
     # No savepoint of our own: inside the emitter's transaction this joins it, in autocommit it
     # is the transaction, so the event and its subscribers' rows cost one commit.
     with transaction.atomic(savepoint=False):
@@ -61,8 +74,8 @@ def emit(
             kind=kind,
             message=message,
             workspace_ids=sorted({str(w) for w in workspace_ids}),
-            agent_id=agent_id,
-            data=data or {},
+            agent_id=agent.pk if agent is not None else None,
+            data=data,
             test=test,
             occurred_at=occurred_at or timezone.now(),
         )
@@ -70,6 +83,23 @@ def emit(
             _run_in_savepoint(subscriber, event)
         transaction.on_commit(lambda: dispatch(event))
     return event
+
+
+def agent_summary(agent) -> dict:
+    return {"id": str(agent.pk), "name": agent.name, "status": agent.status}
+
+
+def event_agent(event: Event) -> dict | None:
+    """The summary of the agent an event is about: as the agent is now while it exists, else
+    as the event recorded it (an `agent.deleted`). Named by app label: fleet imports no app."""
+    if event.agent_id is None:
+        return None
+    current = apps.get_model("agents", "Agent").objects.filter(pk=event.agent_id).values("name", "status").first()
+    if current is not None:
+        return {"id": str(event.agent_id), **current}
+    recorded = event.data.get(AGENT_KEY) if isinstance(event.data, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    return {"id": str(event.agent_id), "name": recorded.get("name"), "status": recorded.get("status")}
 
 
 def _run_in_savepoint(subscriber: Subscriber, event: Event) -> None:

@@ -11,9 +11,12 @@ from django.utils import timezone
 
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import MAX_ATTEMPTS, RETRY_DELAYS, delivery_attempt, delivery_claim, delivery_resend
+from agents.services.lifecycle import agent_delete
 from fleet import events
+from fleet.models import Event
 from tests.alerts.conftest import make_rule, webhook
 from tests.factories.accounts import UserFactory
+from tests.factories.agents import WorkspaceAgentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -97,22 +100,25 @@ def test_the_agent_is_described_as_it_is_when_the_agent_exists(tenancy, rule, ht
 
     agent_model = apps.get_model("agents", "Agent")
     agent = agent_model.objects.create(name="scout", owner=UserFactory(), status="error")
-    event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id], agent_id=agent.id)
+    event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id], agent=agent)
 
     delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)
 
     assert http_receiver.wait_for(1)[0].json()["agent"] == {"id": str(agent.id), "name": "scout", "status": "error"}
 
 
-def test_a_gone_agent_is_described_from_the_event(tenancy, rule, http_receiver, django_capture_on_commit_callbacks):
-    event = fire(django_capture_on_commit_callbacks, kind="agent.deleted", workspace_ids=[tenancy.workspace.id],
-                 agent_id="6f1c8e8e-0000-4000-8000-000000000009", data={"agent_name": "old"})
+def test_an_agent_deleted_through_its_service_is_named_in_the_delivery(
+    tenancy, rule, http_receiver, django_capture_on_commit_callbacks
+):
+    agent = WorkspaceAgentFactory(workspace=tenancy.workspace, agent__name="doomed", agent__status="stopped",
+                                  agent__container_id="").agent
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_delete(agent=agent)
+    event = Event.objects.get(kind="agent.deleted")
 
     delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)
 
-    assert http_receiver.wait_for(1)[0].json()["agent"] == {
-        "id": "6f1c8e8e-0000-4000-8000-000000000009", "name": "old", "status": None,
-    }
+    assert http_receiver.wait_for(1)[0].json()["agent"] == {"id": str(agent.id), "name": "doomed", "status": "stopped"}
 
 
 def retry_until_done(delivery, traveller):

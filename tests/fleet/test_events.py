@@ -1,4 +1,5 @@
 import logging
+from dataclasses import dataclass
 
 import pytest
 from django.db import transaction
@@ -16,13 +17,22 @@ def received():
     events.unsubscribe(seen.append)
 
 
+@dataclass
+class AgentSummary:
+    """Any object with pk, name and status names the agent of an event."""
+
+    pk: str
+    name: str
+    status: str
+
+
 def test_emit_stores_the_event_with_its_fields(db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks():
         event = events.emit(
             "agent.error",
             message="Container exited",
             workspace_ids=["b0000000-0000-0000-0000-000000000002", "a0000000-0000-0000-0000-000000000001", "a0000000-0000-0000-0000-000000000001"],
-            agent_id="c0000000-0000-0000-0000-000000000003",
+            agent=AgentSummary(pk="c0000000-0000-0000-0000-000000000003", name="scout", status="error"),
             data={"exit_code": 137},
         )
     stored = Event.objects.get(pk=event.pk)
@@ -30,7 +40,10 @@ def test_emit_stores_the_event_with_its_fields(db, django_capture_on_commit_call
     assert stored.message == "Container exited"
     assert stored.workspace_ids == ["a0000000-0000-0000-0000-000000000001", "b0000000-0000-0000-0000-000000000002"]
     assert str(stored.agent_id) == "c0000000-0000-0000-0000-000000000003"
-    assert stored.data == {"exit_code": 137}
+    assert stored.data == {
+        "exit_code": 137,
+        "agent": {"id": "c0000000-0000-0000-0000-000000000003", "name": "scout", "status": "error"},
+    }
     assert stored.test is False
     assert stored.occurred_at is not None
 
