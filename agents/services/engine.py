@@ -1,16 +1,28 @@
-"""Calling a runtime backend from a request: engine failures become the API's errors."""
+"""The one door to the runtime backends, and the one mapping of their failures.
+
+Everything that acts on a workload (lifecycle, provisioning, monitoring, stats, the gateway's
+endpoint lookup) gets its backend from `backend_of` and, when a caller waits for the answer,
+calls it through `engine_call`, so one fault gives one answer wherever it happens:
+
+- no backend serves the agent's target any more, or the engine fails: 502 daemon_unreachable;
+- the workload is gone: None with `missing_ok`, else no_container (400 for an action that
+  needs one, 409 for a read of it: `reading=True`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
 
-from fleet.api.errors import DaemonUnreachable, NoContainer
+from fleet.errors import DaemonUnreachable, NoContainer, NoContainerToInspect
 
 from ..backends.base import BackendError, BackendUnreachable, RuntimeBackend, WorkloadMissing
+from ..backends.registry import UnknownTarget, backend_for
 from ..models import Agent
 
 T = TypeVar("T")
+
+CONTAINER_GONE = "The agent's container no longer exists; redeploy it."
 
 
 class NoBackend(BackendError):
@@ -18,8 +30,7 @@ class NoBackend(BackendError):
 
 
 def backend_of(agent: Agent) -> RuntimeBackend:
-    from ..backends.registry import UnknownTarget, backend_for  # load the registry late
-
+    """The agent's backend; NoBackend (a BackendError) when its target is not registered."""
     try:
         return backend_for(agent)
     except UnknownTarget as exc:
@@ -27,16 +38,17 @@ def backend_of(agent: Agent) -> RuntimeBackend:
 
 
 def engine_call(agent: Agent, operation: Callable[[RuntimeBackend], T], *, missing_ok: bool = False,
-                no_container_status: int = 400) -> T | None:
-    """Run `operation(backend)`: unreachable or failing engine -> 502 daemon_unreachable;
-    a missing workload -> None when `missing_ok`, else no_container (redeploy first)."""
+                reading: bool = False) -> T | None:
+    """Run `operation(backend)` and turn backend failures into the domain errors above."""
     try:
         return operation(backend_of(agent))
     except WorkloadMissing:
         if missing_ok:
             return None
-        raise NoContainer("The agent's container no longer exists; redeploy it.", status_code=no_container_status)
-    except BackendUnreachable as exc:
-        raise DaemonUnreachable(f"The container engine could not be reached: {exc}") from None
+        raise (NoContainerToInspect if reading else NoContainer)(CONTAINER_GONE) from None
+    except NoBackend:
+        raise DaemonUnreachable("No container engine serves this agent's target any more.") from None
+    except BackendUnreachable:
+        raise DaemonUnreachable("The container engine could not be reached.") from None
     except BackendError as exc:
         raise DaemonUnreachable(f"The container engine refused the operation: {exc}") from None

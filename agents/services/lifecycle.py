@@ -11,7 +11,7 @@ import logging
 
 from django.db import transaction
 
-from fleet.api.errors import Conflict, DaemonUnreachable, InvalidState, NoContainer, NotFound
+from fleet.errors import Conflict, DaemonUnreachable, InvalidState, NoContainer, NoContainerToInspect, NotFound
 
 from ..backends.base import BackendError
 from ..events import agent_event
@@ -19,7 +19,7 @@ from ..gateway import gateway_public_host
 from ..models import Agent, Status
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue
-from .engine import backend_of, engine_call
+from .engine import CONTAINER_GONE, backend_of, engine_call
 from .transitions import status_swap
 
 logger = logging.getLogger(__name__)
@@ -153,14 +153,14 @@ def agent_gateway_url(*, agent: Agent) -> dict:
     if agent.status != Status.RUNNING:
         raise Conflict(f"The agent is not running (it is {agent.status}).")
     if not agent.container_id:
-        raise NoContainer(status_code=409)
-    live = engine_call(agent, lambda backend: backend.inspect(agent), no_container_status=409)
+        raise NoContainerToInspect()
+    live = engine_call(agent, lambda backend: backend.inspect(agent), reading=True)
     if not live.exists:
-        raise NoContainer("The agent's container no longer exists; redeploy it.", status_code=409)
+        raise NoContainerToInspect(CONTAINER_GONE)
     port = live.host_port or agent.gateway_host_port
     if not port:
         raise DaemonUnreachable("The container's gateway port could not be resolved.")
-    host, _ = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), no_container_status=409)
+    host, _ = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True)
     host = gateway_public_host(fallback=host)
     shown_host = f"[{host}]" if ":" in host else host
     return {"url": f"http://{shown_host}:{port}/", "port": port}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from agents.backends.base import BackendError, BackendUnreachable, WorkloadMissing
 from agents.models import Agent
 from agents.models.stats import RECORD_FIELDS
-from fleet.api.errors import DaemonUnreachable, NoContainer
+from agents.services.engine import engine_call
+from fleet.errors import NoContainerToInspect
 
 from .history import history_records
 from .window import Window
@@ -23,17 +23,8 @@ def stats_snapshot_get(*, agent: Agent) -> dict:
     502 daemon_unreachable when the engine cannot be reached or fails to answer.
     """
     if not agent.container_id:
-        raise NoContainer("The agent has no container; deploy or redeploy it first.", status_code=409)
-    from agents.backends.registry import backend_for
-
-    try:
-        snapshot = backend_for(agent).stats(agent)
-    except WorkloadMissing:
-        raise NoContainer("The agent's container no longer exists; redeploy it.", status_code=409) from None
-    except BackendUnreachable as error:
-        raise DaemonUnreachable(f"The container daemon could not be reached: {error}") from None
-    except BackendError as error:
-        raise DaemonUnreachable(f"The container daemon could not report stats: {error}") from None
+        raise NoContainerToInspect("The agent has no container; deploy or redeploy it first.")
+    snapshot = engine_call(agent, lambda backend: backend.stats(agent), reading=True)
     values = asdict(snapshot)
     return {name: values[name] for name in SNAPSHOT_FIELDS}
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Agent, StatsSample, Status
+from agents.services.engine import backend_of
 
 from . import coordination
 from .sampler import Limits, StatsSource, collect
@@ -58,9 +59,7 @@ class TickReport:
 
 def backend_stats(agent: Agent):
     """The live snapshot through the agent's backend (the sampler's default source)."""
-    from agents.backends.registry import backend_for
-
-    return backend_for(agent).stats(agent)
+    return backend_of(agent).stats(agent)
 
 
 def stats_sample_tick(

@@ -150,3 +150,15 @@ def test_an_agent_whose_target_is_no_longer_registered_answers_without_a_500(use
     assert client.get(f"/api/agents/{agent.id}").json()["status"] == "running"  # the stored state
     start = client.post(f"/api/agents/{agent.id}/restart")
     assert (start.status_code, start.json()["code"]) == (502, "daemon_unreachable")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", "stats"), ("get", "gateway-url"), ("post", "stop"), ("post", "start"), ("post", "restart")],
+)
+def test_a_target_no_longer_registered_gives_one_answer_on_every_route(user, method, path):
+    agent = agent_of(user, status="running", container_id="abc", deploy_target="k8s", execution_target_id="k8s:gone")
+
+    response = getattr(client_for(user), method)(f"/api/agents/{agent.id}/{path}")
+
+    assert (response.status_code, response.json()["code"]) == (502, "daemon_unreachable")
