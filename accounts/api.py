@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fleet.api.authentication import read_credential
-from fleet.api.errors import Forbidden, InvalidCredentials, NotAuthenticated
+from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly, principal_of
 
 from . import services
@@ -178,8 +178,8 @@ class PasswordApi(APIView):
 
 
 class OAuthLoginDisabled(Forbidden):
-    default_code = "oauth_login_disabled"
-    default_detail = "OAuth login is disabled."
+    code = "oauth_login_disabled"
+    default_message = "OAuth login is disabled."
 
 
 class OAuthLoginApi(PublicView):

@@ -8,7 +8,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from fleet.api.authentication import read_credential
-from fleet.api.errors import InvalidCredentials
+from fleet.errors import InvalidCredentials
 
 
 class PublicRouteAuthentication(BaseAuthentication):

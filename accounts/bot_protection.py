@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import requests
 from django.conf import settings
 
-from fleet.api.errors import Forbidden
+from fleet.errors import Forbidden
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +25,8 @@ MAX_TOKEN_LENGTH = 4096  # real tokens are about 2 KB; anything longer is not on
 
 
 class BotProtectionFailed(Forbidden):
-    default_code = "bot_protection_failed"
-    default_detail = "The bot-protection check failed; reload the page and try again."
+    code = "bot_protection_failed"
+    default_message = "The bot-protection check failed; reload the page and try again."
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from social_core.backends.google import GoogleOAuth2
 from social_core.exceptions import AuthProviderError, SocialAuthBaseException
 from social_django.utils import load_strategy
 
-from fleet.api.errors import ApiError, Forbidden, InvalidCredentials
+from fleet.errors import Forbidden, InvalidCredentials, UpstreamFailure
 
 logger = logging.getLogger(__name__)
 
@@ -28,15 +28,14 @@ PROVIDERS = (GITHUB, GOOGLE)
 GOOGLE_ISSUERS = ("accounts.google.com", "https://accounts.google.com")
 
 
-class OAuthProviderUnavailable(ApiError):
-    status_code = 502
-    default_code = "oauth_provider_unreachable"
-    default_detail = "The OAuth provider could not be reached; try again."
+class OAuthProviderUnavailable(UpstreamFailure):
+    code = "oauth_provider_unreachable"
+    default_message = "The OAuth provider could not be reached; try again."
 
 
 class OAuthProviderNotConfigured(Forbidden):
-    default_code = "oauth_provider_not_configured"
-    default_detail = "Sign-in with this provider is not configured."
+    code = "oauth_provider_not_configured"
+    default_message = "Sign-in with this provider is not configured."
 
 
 @dataclass(frozen=True)

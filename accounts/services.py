@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from social_django.models import UserSocialAuth
 
-from fleet.api.errors import ApiError, Conflict, InvalidCredentials, SignupDisabled
+from fleet.errors import Conflict, InvalidCredentials, InvalidRequest, SignupDisabled
 
 from .bot_protection import bot_protection_verify
 from .locks import registration_lock
@@ -27,9 +27,9 @@ def password_length_problem(password: str) -> str | None:
     return None
 
 
-class PasswordNotSet(ApiError):
-    default_code = "password_not_set"
-    default_detail = "This account signs in with OAuth and has no password to change."
+class PasswordNotSet(InvalidRequest):
+    code = "password_not_set"
+    default_message = "This account signs in with OAuth and has no password to change."
 
 
 def email_is_valid(email: str) -> bool:

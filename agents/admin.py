@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import Prefetch
-from rest_framework.exceptions import APIException
+
+from fleet.errors import FleetError
 
 from .models import Agent, WorkspaceAgent
 from .services.lifecycle import agent_delete, agent_redeploy, agent_restart, agent_start, agent_stop
@@ -62,8 +63,8 @@ class AgentAdmin(AgentStatsChartsMixin, admin.ModelAdmin):
             try:
                 service(agent=agent)
                 done += 1
-            except APIException as exc:
-                failed.append(f"{agent.name}: {exc.detail}")
+            except FleetError as exc:
+                failed.append(f"{agent.name}: {exc.message}")
         if done:
             self.message_user(request, f"{verb.capitalize()}: {done} agent(s).", messages.SUCCESS)
         for failure in failed:

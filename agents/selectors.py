@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
 
 from fleet.api.fields import uuid_or_none
-from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired
+from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
 from fleet.api.renderers import RenderedJSON
 from workspaces.access import workspace_roles

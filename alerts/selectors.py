@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
-from fleet.api.errors import NotFound
+from fleet.errors import NotFound
 from fleet.models import Event
 
 from .models import AlertChannel, AlertRule

@@ -7,7 +7,7 @@ from uuid import UUID
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from fleet.api.errors import NotFound
+from fleet.errors import NotFound
 from fleet.api.principal import Principal
 
 from .access import workspace_roles, workspaces_visible_to

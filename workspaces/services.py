@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from fleet.api.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from fleet.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 from .keys import api_key_digest, api_key_generate, api_key_prefix
 from .models import ApiKey, Membership, Workspace

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import connection
 from django.utils import timezone
 
-from fleet.api.errors import NotFound
+from fleet.errors import NotFound
 
 from ..models import Agent, AgentSpendDay, Budget, BudgetPeriod
 from ..usage.money import micros_to_usd

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
-from fleet.api.errors import ValidationFailed
+from fleet.errors import ValidationFailed
 from fleet.api.principal import Principal
 from workspaces.roles import Role
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from fleet.api.errors import NotFound
+from fleet.errors import NotFound
 from workspaces.models import Workspace
 
 from ..models import Agent, WorkspaceAgent

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from fleet.api.errors import BillingLimit
+from fleet.errors import BillingLimit
 
 from ..models import Agent
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from fleet.api.errors import SessionRequired, ValidationFailed
+from fleet.errors import SessionRequired, ValidationFailed
 from fleet.api.principal import Principal
 
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile

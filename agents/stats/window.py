@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from fleet.api.errors import ValidationFailed
+from fleet.errors import ValidationFailed
 
 RANGES: dict[str, timedelta] = {
     "5m": timedelta(minutes=5),

@@ -8,7 +8,7 @@ is an ordinary principal and needs `agents:write` (editor) on the agent.
 from __future__ import annotations
 
 from fleet.api.authentication import API_KEY_HEADERS
-from fleet.api.errors import ConflictingAuth, InvalidCredentials
+from fleet.errors import ConflictingAuth, InvalidCredentials
 from fleet.api.permissions import principal_of
 from workspaces.roles import Role
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.utils.dateparse import parse_datetime
 
-from fleet.api.errors import ValidationFailed
+from fleet.errors import ValidationFailed
 
 MAX_EVENTS = 1000
 MAX_TOKENS = 10**12

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from fleet.api.errors import ValidationFailed
+from fleet.errors import ValidationFailed
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 365

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from fleet import events
-from fleet.api.errors import ValidationFailed
+from fleet.errors import ValidationFailed
 
 from ..channel_config import ChannelSpec
 from ..models import AlertChannel, AlertRule

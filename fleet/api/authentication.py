@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 from rest_framework.authentication import BaseAuthentication
 
-from .errors import ConflictingAuth, InvalidCredentials
+from fleet.errors import ConflictingAuth, InvalidCredentials
 from .principal import Principal
 
 API_KEY_HEADERS = ("HTTP_X_API_KEY", "HTTP_X_SERVICE_API_KEY")

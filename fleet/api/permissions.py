@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from .errors import Forbidden, MissingScope, NotAuthenticated, SessionRequired
+from fleet.errors import Forbidden, MissingScope, NotAuthenticated, SessionRequired
 from .principal import Principal
 
 

@@ -7,7 +7,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fleet.api.errors import Conflict
+from fleet.errors import Conflict
 from fleet.api.permissions import principal_of
 from fleet.api.throttling import IPRateThrottle
 from fleet.views import api_not_found

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory, force_authenticate
 from rest_framework.views import APIView
 
-from fleet.api.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
+from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 from fleet.api.principal import API_KEY, Principal
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member

@@ -7,7 +7,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import email_is_valid, password_length_problem, user_create_first_admin
-from fleet.api.errors import Conflict
+from fleet.errors import Conflict
 
 
 class Command(BaseCommand):
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         try:
             admin = user_create_first_admin(email=email, password=password)
         except Conflict as exc:
-            raise CommandError(f"{exc.detail} Promote that user in the admin console instead.") from exc
+            raise CommandError(f"{exc.message} Promote that user in the admin console instead.") from exc
         if admin is None:
             self.stdout.write("A platform admin already exists; nothing to do.")
             return
