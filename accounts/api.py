@@ -6,14 +6,13 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from fleet.api.authentication import read_credential
 from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
-from fleet.api.permissions import SessionOnly, principal_of
+from fleet.api.permissions import SessionOnly
+from fleet.api.views import PUBLIC, ApiView, PublicApiView
 
 from . import services
-from .api_base import PublicView
 from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
 from .oauth import PROVIDERS, GITHUB, provider_identity
@@ -57,7 +56,9 @@ def _password_field(**kwargs) -> serializers.CharField:
     return serializers.CharField(trim_whitespace=False, max_length=services.MAX_PASSWORD, **kwargs)
 
 
-class BootstrapStatusApi(PublicView):
+class BootstrapStatusApi(PublicApiView):
+    access = {"GET": PUBLIC}
+
     @extend_schema(
         responses=inline_serializer(
             "BootstrapStatus",
@@ -83,7 +84,8 @@ class BootstrapStatusApi(PublicView):
         return Response(bootstrap_status())
 
 
-class SignupApi(PublicView):
+class SignupApi(PublicApiView):
+    access = {"POST": PUBLIC}
     throttle_classes = [SignupBurstThrottle, SignupDailyThrottle]
 
     class InputSerializer(serializers.Serializer):
@@ -107,7 +109,8 @@ class SignupApi(PublicView):
         return Response({"id": str(user.id), "email": user.email}, status=201)
 
 
-class LoginApi(PublicView):
+class LoginApi(PublicApiView):
+    access = {"POST": PUBLIC}
     throttle_classes = [LoginThrottle]
 
     class InputSerializer(serializers.Serializer):
@@ -123,16 +126,16 @@ class LoginApi(PublicView):
         return Response({"token": session_token_issue(user=user)})
 
 
-class MeApi(APIView):
-    permission_classes = [SessionOnly]
+class MeApi(ApiView):
+    access = {"GET": (SessionOnly,)}
 
     @extend_schema(responses=UserRecordSerializer)
     def get(self, request):
-        return Response(user_record(principal_of(request).user))
+        return Response(user_record(self.principal.user))
 
 
-class ProfileApi(APIView):
-    permission_classes = [SessionOnly]
+class ProfileApi(ApiView):
+    access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(min_length=1, max_length=100, allow_null=True, required=False)
@@ -154,12 +157,12 @@ class ProfileApi(APIView):
     def patch(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = services.user_profile_update(user=principal_of(request).user, data=data.validated_data)
+        user = services.user_profile_update(user=self.principal.user, data=data.validated_data)
         return Response({"name": user.name, "avatar": user.avatar})
 
 
-class PasswordApi(APIView):
-    permission_classes = [SessionOnly]
+class PasswordApi(ApiView):
+    access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
         currentPassword = _password_field()
@@ -170,7 +173,7 @@ class PasswordApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.user_password_change(
-            user=principal_of(request).user,
+            user=self.principal.user,
             current_password=data.validated_data["currentPassword"],
             new_password=data.validated_data["newPassword"],
         )
@@ -182,7 +185,8 @@ class OAuthLoginDisabled(Forbidden):
     default_message = "OAuth login is disabled."
 
 
-class OAuthLoginApi(PublicView):
+class OAuthLoginApi(PublicApiView):
+    access = {"POST": PUBLIC}
     throttle_classes = [OAuthLoginThrottle]
 
     class InputSerializer(serializers.Serializer):
@@ -222,8 +226,8 @@ class OAuthLoginApi(PublicView):
         return response
 
 
-class SessionUpgradeApi(APIView):
-    permission_classes = [SessionOnly]
+class SessionUpgradeApi(ApiView):
+    access = {"POST": (SessionOnly,)}
 
     @extend_schema(request=None, responses=SUCCESS)
     def post(self, request):
@@ -233,14 +237,16 @@ class SessionUpgradeApi(APIView):
         # headers beat the cookie). Verify again, on its own, the exact token that goes into the cookie.
         token = read_credential(request).value
         principal = principal_from_session_token(token)
-        if principal is None or principal.user.pk != principal_of(request).user.pk:
+        if principal is None or principal.user.pk != self.principal.user.pk:
             raise InvalidCredentials()
         response = Response({"success": True})
         session_cookie_set(response, token=token)
         return response
 
 
-class LogoutApi(PublicView):
+class LogoutApi(PublicApiView):
+    access = {"POST": PUBLIC}
+
     @extend_schema(request=None, responses=SUCCESS)
     def post(self, request):
         response = Response({"success": True})

@@ -147,7 +147,6 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     workspaces[]. Three queries whatever the number of agents or workspaces: the caller's roles,
     the agent rows, and the assignments of those agents to workspaces the caller may see.
     """
-    require_agent_scope(principal)
     return _agent_rows(principal, workspace_roles(principal), owned_only=scope == "owned")
 
 
@@ -156,7 +155,6 @@ def agent_list_body(principal: Principal, *, scope: str = "accessible") -> list[
     queries: the caller's roles, then the body), the same bytes agent_list() gives through
     orjson; elsewhere (SQLite), or for values the SQL cannot write as orjson does, agent_list()'s
     rows."""
-    require_agent_scope(principal)
     roles = workspace_roles(principal)
     owned_only = scope == "owned"
     if _on_postgresql():
@@ -291,17 +289,12 @@ def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER
     return AgentAccess(agent=agent, role=role, is_direct_owner=agent.owner_id == principal.user.pk)
 
 
-def agent_for(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> Agent:
-    """The agent for an /agents/:id route, or the API error the caller deserves."""
-    return agent_access(principal, agent_id, min_role=min_role).agent
-
-
-def agent_for_owner(principal: Principal, agent_id) -> Agent:
+def agent_access_for_owner(principal: Principal, agent_id) -> AgentAccess:
     """Deleting is limited to the direct owner (a key acts for its issuer, inside its workspace)."""
     access = agent_access(principal, agent_id, min_role=Role.EDITOR if principal.is_api_key else Role.VIEWER)
     if not access.is_direct_owner:
         raise Forbidden("Only the agent's direct owner may delete it.")
-    return access.agent
+    return access
 
 
 def agent_workspace_ids(agent: Agent) -> list[UUID]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
@@ -22,12 +22,9 @@ WorkspaceReader = WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ)
 WorkspaceAdmin = WorkspaceRole(Role.ADMIN, key_scope=Scope.AGENTS_WRITE)
 
 
-class _ReadsAndAdminWrites(APIView):
-    def get_permissions(self):
-        return [WorkspaceReader()] if self.request.method == "GET" else [WorkspaceAdmin()]
+class AlertRuleListApi(ApiView):
+    access = {"GET": (WorkspaceReader,), "POST": (WorkspaceAdmin,)}
 
-
-class AlertRuleListApi(_ReadsAndAdminWrites):
     @extend_schema(responses=AlertRuleOutput(many=True))
     def get(self, request, workspace_id):
         rules = selectors.alert_rules_of_workspace(workspace_id=workspace_id)
@@ -38,13 +35,13 @@ class AlertRuleListApi(_ReadsAndAdminWrites):
         body = AlertRuleInput(data=request.data)
         body.is_valid(raise_exception=True)
         rule = services.alert_rule_create(
-            workspace=request.workspace_access.workspace, created_by=request.auth.user, **body.service_kwargs()
+            workspace=request.workspace_access.workspace, created_by=self.principal.user, **body.service_kwargs()
         )
         return Response(AlertRuleOutput(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule.id)).data)
 
 
-class AlertRuleDetailApi(APIView):
-    permission_classes = [WorkspaceAdmin]
+class AlertRuleDetailApi(ApiView):
+    access = {"PATCH": (WorkspaceAdmin,), "DELETE": (WorkspaceAdmin,)}
 
     @extend_schema(request=AlertRuleInput(partial=True), responses=AlertRuleOutput)
     def patch(self, request, workspace_id, rule_id):
@@ -61,8 +58,8 @@ class AlertRuleDetailApi(APIView):
         return Response({"success": True})
 
 
-class AlertRuleTestApi(APIView):
-    permission_classes = [WorkspaceAdmin]
+class AlertRuleTestApi(ApiView):
+    access = {"POST": (WorkspaceAdmin,)}
 
     @extend_schema(request=None, responses=SuccessOutput)
     def post(self, request, workspace_id, rule_id):
@@ -71,8 +68,8 @@ class AlertRuleTestApi(APIView):
         return Response({"success": True})
 
 
-class WorkspaceEventListApi(APIView):
-    permission_classes = [WorkspaceReader]
+class WorkspaceEventListApi(ApiView):
+    access = {"GET": (WorkspaceReader,)}
 
     @extend_schema(parameters=[EventsQuery], responses=EventOutput(many=True))
     def get(self, request, workspace_id):

@@ -250,7 +250,7 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="fleet@localhost")
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["fleet.api.authentication.FleetAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["fleet.api.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["fleet.api.permissions.DenyAll"],  # every view declares its access
     "DEFAULT_RENDERER_CLASSES": ["fleet.api.renderers.FastJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "fleet.api.errors.api_exception_handler",

@@ -3,12 +3,11 @@
 from django.views import defaults
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from .api.errors import json_error
 from .api.middleware import is_api_request
+from .api.views import PUBLIC, ApiView
 from .health import health_report
 
 
@@ -41,11 +40,11 @@ class HealthSerializer(serializers.Serializer):
     checks = HealthChecksSerializer()
 
 
-class HealthView(APIView):
+class HealthView(ApiView):
     """GET /api/health: public; 200 while this process can serve, 503 when it cannot."""
 
     authentication_classes = ()  # a stale cookie must not turn a probe into a 401
-    permission_classes = (AllowAny,)
+    access = {"GET": PUBLIC}
     throttle_classes = ()
 
     @extend_schema(

@@ -1,7 +1,7 @@
 """Workspace, member and API-key routes. Who may call what is in docs/api.md (Workspaces).
 
-Each view names its access per method; `WorkspaceRole` resolves the workspace and the
-caller's role once and leaves it on `request.workspace_access`.
+Each view declares its access per method (fleet.api.views.ApiView); `WorkspaceRole` resolves
+the workspace and the caller's role once and leaves it on `request.workspace_access`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from fleet.api.fields import StrictCharField
-from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly, principal_of
+from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly
+from fleet.api.views import ApiView
 
 from . import selectors, services
 from .access import WorkspaceRole
@@ -30,16 +30,7 @@ from .serializers import (
 SUCCESS = {"success": True}
 
 
-class MethodAccessView(APIView):
-    """An APIView whose permissions are declared per HTTP method."""
-
-    access: dict[str, tuple] = {}
-
-    def get_permissions(self):
-        return [permission() for permission in self.access.get(self.request.method, (IsAuthenticated,))]
-
-
-class WorkspaceListApi(MethodAccessView):
+class WorkspaceListApi(ApiView):
     access = {
         "GET": (IsAuthenticated, RequireScope(Scope.WORKSPACES_READ)),
         "POST": (SessionOnly,),
@@ -50,18 +41,18 @@ class WorkspaceListApi(MethodAccessView):
 
     @extend_schema(responses=WorkspaceListItemOut(many=True))
     def get(self, request):
-        rows = selectors.workspace_list(principal=principal_of(request))
+        rows = selectors.workspace_list(principal=self.principal)
         return Response(WorkspaceListItemOut(rows, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: WorkspaceOut})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        workspace = services.workspace_create(owner=request.user, name=data.validated_data["name"])
+        workspace = services.workspace_create(owner=self.principal.user, name=data.validated_data["name"])
         return Response(WorkspaceOut(workspace).data, status=status.HTTP_201_CREATED)
 
 
-class WorkspaceDetailApi(MethodAccessView):
+class WorkspaceDetailApi(ApiView):
     access = {
         "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.WORKSPACES_READ),),
         "DELETE": (WorkspaceRole(Role.OWNER, session_only=True),),
@@ -79,7 +70,7 @@ class WorkspaceDetailApi(MethodAccessView):
         return Response(SUCCESS)
 
 
-class MemberListApi(MethodAccessView):
+class MemberListApi(ApiView):
     access = {
         "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.WORKSPACES_READ),),
         "POST": (WorkspaceRole(Role.ADMIN, session_only=True),),
@@ -107,7 +98,7 @@ class MemberListApi(MethodAccessView):
         return Response(MemberOut(membership).data, status=status.HTTP_201_CREATED)
 
 
-class MemberDetailApi(MethodAccessView):
+class MemberDetailApi(ApiView):
     access = {
         "PATCH": (WorkspaceRole(Role.ADMIN, session_only=True),),
         # Any member may leave; removing someone else needs admin (checked by the service).
@@ -132,11 +123,11 @@ class MemberDetailApi(MethodAccessView):
     def delete(self, request, workspace_id, user_id):
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
-        services.membership_remove(membership=membership, acting_user=request.user, acting_role=access.role)
+        services.membership_remove(membership=membership, acting_user=self.principal.user, acting_role=access.role)
         return Response(SUCCESS)
 
 
-class ApiKeyListApi(MethodAccessView):
+class ApiKeyListApi(ApiView):
     access = {
         "GET": (WorkspaceRole(Role.ADMIN, session_only=True),),
         "POST": (WorkspaceRole(Role.ADMIN, session_only=True),),
@@ -157,14 +148,14 @@ class ApiKeyListApi(MethodAccessView):
         data.is_valid(raise_exception=True)
         key, raw = services.api_key_create(
             workspace=request.workspace_access.workspace,
-            created_by=request.user,
+            created_by=self.principal.user,
             name=data.validated_data["name"],
             scopes=data.validated_data["scopes"],
         )
         return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
 
 
-class ApiKeyDetailApi(MethodAccessView):
+class ApiKeyDetailApi(ApiView):
     access = {"DELETE": (WorkspaceRole(Role.ADMIN, session_only=True),)}
 
     @extend_schema(responses=SuccessOut)

@@ -5,22 +5,26 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from fleet.api.permissions import principal_of
+from fleet.api.fields import IntegerField, NumberField, RawStringField
+from fleet.api.permissions import RequireScope
+from fleet.api.views import ApiView
+from workspaces.roles import Scope
+
 from ..selectors import agent_list_body
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
 from .bodies import DEPLOY_FIELDS, agent_body
-from fleet.api.fields import IntegerField, NumberField, RawStringField
 from .schemas import AgentDeployOut, AgentListItemOut, AgentOut
 
 
 LIST_SCOPES = ("accessible", "owned")
 
 
-class AgentListApi(APIView):
+class AgentListApi(ApiView):
+    access = {"GET": (RequireScope(Scope.AGENTS_READ),)}
+
     class FilterSerializer(serializers.Serializer):
         scope = serializers.ChoiceField(choices=LIST_SCOPES, required=False, default="accessible")
 
@@ -31,7 +35,7 @@ class AgentListApi(APIView):
             query = self.FilterSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             scope = query.validated_data["scope"]
-        return Response(agent_list_body(principal_of(request), scope=scope))
+        return Response(agent_list_body(self.principal, scope=scope))
 
 
 def _optional(field_class, **kwargs):
@@ -43,7 +47,9 @@ def _given(validated_data: dict) -> dict:
     return {k: v for k, v in validated_data.items() if v not in (None, "")}
 
 
-class AgentDeployApi(APIView):
+class AgentDeployApi(ApiView):
+    access = {"POST": (RequireScope(Scope.AGENTS_WRITE),)}
+
     class InputSerializer(serializers.Serializer):
         name = _optional(RawStringField)
         runtime_family = _optional(RawStringField)
@@ -61,11 +67,13 @@ class AgentDeployApi(APIView):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         values = _given(body.validated_data)
-        agent = agent_deploy(principal=principal_of(request), request=DeployRequest(**values))
+        agent = agent_deploy(principal=self.principal, request=DeployRequest(**values))
         return Response(agent_body(agent, DEPLOY_FIELDS), status=status.HTTP_201_CREATED)
 
 
-class AgentAdoptApi(APIView):
+class AgentAdoptApi(ApiView):
+    access = {"POST": (RequireScope(Scope.AGENTS_WRITE),)}
+
     class InputSerializer(serializers.Serializer):
         name = _optional(RawStringField)
         runtime_family = _optional(RawStringField)
@@ -80,5 +88,5 @@ class AgentAdoptApi(APIView):
         body.is_valid(raise_exception=True)
         values = _given(body.validated_data)
         values.setdefault("gateway_token", "")
-        agent = agent_adopt(principal=principal_of(request), request=AdoptRequest(**values))
+        agent = agent_adopt(principal=self.principal, request=AdoptRequest(**values))
         return Response(agent_body(agent), status=status.HTTP_201_CREATED)

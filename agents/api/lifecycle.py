@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from fleet.api.permissions import principal_of
-from workspaces.roles import Role
+from fleet.api.views import ApiView
 
-from ..selectors import agent_access, agent_for, agent_for_owner
 from ..services.lifecycle import (
     agent_delete,
     agent_gateway_url,
@@ -19,54 +16,61 @@ from ..services.lifecycle import (
     agent_start,
     agent_stop,
 )
+from .access import AgentOperator, AgentOwner, AgentReader
 from .bodies import agent_detail_body
 from .schemas import AgentDetailOut, AgentOut, GatewayUrlOut, AgentRedeployOut, AgentSuccessOut
 
-OPERATE = Role.EDITOR  # editors of an assigned workspace operate agents; viewers read
 
+class AgentDetailApi(ApiView):
+    access = {"GET": (AgentReader,), "DELETE": (AgentOwner,)}
 
-class AgentDetailApi(APIView):
     @extend_schema(responses=AgentDetailOut)
     def get(self, request, agent_id):
-        access = agent_access(principal_of(request), agent_id)
+        access = request.agent_access
         agent = agent_reconcile(agent=access.agent)
         return Response(agent_detail_body(agent, role=access.role, is_direct_owner=access.is_direct_owner))
 
     @extend_schema(responses=AgentSuccessOut)
     def delete(self, request, agent_id):
-        agent = agent_for_owner(principal_of(request), agent_id)
-        return Response({"success": agent_delete(agent=agent)})
+        return Response({"success": agent_delete(agent=request.agent_access.agent)})
 
 
-class AgentStartApi(APIView):
+class AgentStartApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
-        agent = agent_start(agent=agent_for(principal_of(request), agent_id, min_role=OPERATE))
-        return Response(agent_detail_body(agent))
+        return Response(agent_detail_body(agent_start(agent=request.agent_access.agent)))
 
 
-class AgentStopApi(APIView):
+class AgentStopApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
-        agent = agent_stop(agent=agent_for(principal_of(request), agent_id, min_role=OPERATE))
-        return Response(agent_detail_body(agent))
+        return Response(agent_detail_body(agent_stop(agent=request.agent_access.agent)))
 
 
-class AgentRestartApi(APIView):
+class AgentRestartApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
     @extend_schema(request=None, responses=AgentSuccessOut)
     def post(self, request, agent_id):
-        restarted = agent_restart(agent=agent_for(principal_of(request), agent_id, min_role=OPERATE))
-        return Response({"success": restarted})
+        return Response({"success": agent_restart(agent=request.agent_access.agent)})
 
 
-class AgentRedeployApi(APIView):
+class AgentRedeployApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
     @extend_schema(request=None, responses=AgentRedeployOut)
     def post(self, request, agent_id):
-        agent = agent_redeploy(agent=agent_for(principal_of(request), agent_id, min_role=OPERATE))
+        agent = agent_redeploy(agent=request.agent_access.agent)
         return Response({"success": True, "status": agent.status})
 
 
-class AgentGatewayUrlApi(APIView):
+class AgentGatewayUrlApi(ApiView):
+    access = {"GET": (AgentReader,)}
+
     @extend_schema(responses=GatewayUrlOut)
     def get(self, request, agent_id):
-        return Response(agent_gateway_url(agent=agent_for(principal_of(request), agent_id)))
+        return Response(agent_gateway_url(agent=request.agent_access.agent))

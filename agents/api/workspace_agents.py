@@ -5,10 +5,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from fleet.api.fields import RawStringField
-from fleet.api.permissions import principal_of
+from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
@@ -17,11 +16,11 @@ from ..services.assignment import workspace_agent_assign, workspace_agent_unassi
 from .schemas import AssignmentOut, CandidateOut, AgentSuccessOut, WorkspaceAgentOut
 
 
-class WorkspaceAgentListApi(APIView):
-    def get_permissions(self):
-        if self.request.method == "POST":
-            return [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)()]
-        return [WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ)()]
+class WorkspaceAgentListApi(ApiView):
+    access = {
+        "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ),),
+        "POST": (WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE),),
+    }
 
     class InputSerializer(serializers.Serializer):
         agentId = serializers.UUIDField()  # noqa: N815 - the spec's name
@@ -35,7 +34,7 @@ class WorkspaceAgentListApi(APIView):
     @extend_schema(responses=WorkspaceAgentOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        return Response(workspace_agent_list(workspace=workspace, user=principal_of(request).user))
+        return Response(workspace_agent_list(workspace=workspace, user=self.principal.user))
 
     @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})
     def post(self, request, workspace_id):
@@ -43,7 +42,7 @@ class WorkspaceAgentListApi(APIView):
         body.is_valid(raise_exception=True)
         assignment, created = workspace_agent_assign(
             workspace=request.workspace_access.workspace,
-            user=principal_of(request).user,
+            user=self.principal.user,
             agent_id=body.validated_data["agentId"],
             role=body.validated_data.get("role"),
         )
@@ -51,17 +50,17 @@ class WorkspaceAgentListApi(APIView):
         return Response(out, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-class WorkspaceAgentCandidatesApi(APIView):
-    permission_classes = [WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE)]
+class WorkspaceAgentCandidatesApi(ApiView):
+    access = {"GET": (WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE),)}
 
     @extend_schema(responses=CandidateOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        return Response(workspace_agent_candidates(workspace=workspace, user=principal_of(request).user))
+        return Response(workspace_agent_candidates(workspace=workspace, user=self.principal.user))
 
 
-class WorkspaceAgentDetailApi(APIView):
-    permission_classes = [WorkspaceRole(Role.ADMIN)]
+class WorkspaceAgentDetailApi(ApiView):
+    access = {"DELETE": (WorkspaceRole(Role.ADMIN),)}
 
     @extend_schema(responses=AgentSuccessOut)
     def delete(self, request, workspace_id, agent_id):

@@ -11,15 +11,13 @@ from decimal import ROUND_HALF_UP, Decimal
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
-
-from fleet.api.permissions import principal_of
-from workspaces.roles import Role
 
 from fleet.api.fields import NumberField
+from fleet.api.views import ApiView
+
+from ..api.access import AgentOperator, AgentReader
 from ..models import BudgetPeriod
 from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
-from ..selectors import agent_for
 from .selectors import agent_budget_report, budget_of_agent, budget_state
 from .services import budget_delete, budget_upsert
 
@@ -49,15 +47,16 @@ class BudgetInput(serializers.Serializer):
         return pct
 
 
-class AgentBudgetApi(APIView):
+class AgentBudgetApi(ApiView):
+    access = {"GET": (AgentReader,), "PUT": (AgentOperator,)}
+
     @extend_schema(summary="The agent's budgets with current spend, and why it is paused", responses=dict)
     def get(self, request, agent_id):
-        agent = agent_for(principal_of(request), agent_id)
-        return Response(agent_budget_report(agent=agent))
+        return Response(agent_budget_report(agent=request.agent_access.agent))
 
     @extend_schema(summary="Create or update the budget of one period", request=BudgetInput, responses=dict)
     def put(self, request, agent_id):
-        agent = agent_for(principal_of(request), agent_id, min_role=Role.EDITOR)
+        agent = request.agent_access.agent
         data = _valid(BudgetInput, request.data)
         budget, created = budget_upsert(
             agent=agent,
@@ -69,11 +68,12 @@ class AgentBudgetApi(APIView):
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-class AgentBudgetDetailApi(APIView):
+class AgentBudgetDetailApi(ApiView):
+    access = {"DELETE": (AgentOperator,)}
+
     @extend_schema(summary="Remove a budget (a paused agent stays stopped until started)", responses=dict)
     def delete(self, request, agent_id, budget_id):
-        agent = agent_for(principal_of(request), agent_id, min_role=Role.EDITOR)
-        budget = budget_of_agent(agent=agent, budget_id=budget_id)
+        budget = budget_of_agent(agent=request.agent_access.agent, budget_id=budget_id)
         return Response({"success": budget_delete(budget=budget)})
 
 

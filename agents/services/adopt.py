@@ -12,11 +12,9 @@ from django.db import transaction
 
 from fleet.errors import ValidationFailed
 from fleet.api.principal import Principal
-from workspaces.roles import Role
 
 from ..events import agent_event
 from ..models import Agent, DeployTarget, RuntimeFamily, Status
-from ..selectors import require_agent_scope
 from ..tokens import weak_token_reason
 from .billing import agent_quota_check
 from .deploy import key_workspace_assign
@@ -116,7 +114,6 @@ def adopt_endpoint_resolve(request: AdoptRequest) -> Endpoint:
 @transaction.atomic
 def agent_adopt(*, principal: Principal, request: AdoptRequest) -> Agent:
     """POST /agents/adopt: a `running` external agent whose token is stored encrypted."""
-    require_agent_scope(principal, Role.EDITOR)
     runtime_family = request.runtime_family or settings.DEFAULT_RUNTIME_FAMILY
     if runtime_family not in RuntimeFamily.values:
         raise ValidationFailed({"runtime_family": f"'{runtime_family}' is not a runtime; use openclaw or hermes."})

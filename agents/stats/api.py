@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from agents.selectors import agent_for
-from fleet.api.permissions import principal_of
+from agents.api.access import AgentReader
+from fleet.api.views import ApiView
 
 from .selectors import stats_history_list, stats_snapshot_get
 from .window import DEFAULT_RANGE, RANGES, window_from_query
 
 
-class AgentStatsApi(APIView):
+class AgentStatsApi(ApiView):
+    access = {"GET": (AgentReader,)}
+
     @extend_schema(summary="One live stats snapshot of the agent's container", responses=dict)
     def get(self, request, agent_id):
-        agent = agent_for(principal_of(request), agent_id)
-        return Response(stats_snapshot_get(agent=agent))
+        return Response(stats_snapshot_get(agent=request.agent_access.agent))
 
 
-class AgentStatsHistoryApi(APIView):
+class AgentStatsHistoryApi(ApiView):
+    access = {"GET": (AgentReader,)}
+
     @extend_schema(
         summary="Stats history of the agent, oldest first, at most 2000 records",
         parameters=[
@@ -31,6 +33,5 @@ class AgentStatsHistoryApi(APIView):
         responses=dict,
     )
     def get(self, request, agent_id):
-        agent = agent_for(principal_of(request), agent_id)
         window = window_from_query(request.query_params)
-        return Response(stats_history_list(agent=agent, window=window))
+        return Response(stats_history_list(agent=request.agent_access.agent, window=window))

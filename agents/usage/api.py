@@ -4,26 +4,37 @@ from __future__ import annotations
 
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from fleet.api.permissions import principal_of
+from fleet.api.authentication import FleetAuthentication
+from fleet.api.permissions import RequireScope
+from fleet.api.views import ApiView
+from workspaces.roles import Scope
 
+from ..api.access import AgentOperator
+from .authentication import AgentCredential, AgentTokenAuthentication
 from .cost import workspace_cost_report
-from .selectors import agent_token_of, usage_agent_for
 from .services import usage_ingest
 from .validation import usage_events_parse
 from .window import DEFAULT_DAYS, cost_window_from_query
 
 
-class AgentUsageApi(APIView):
-    # The agent's own token names no user: access is decided in usage_agent_for.
-    permission_classes: list = []
+class UsageReporter(BasePermission):
+    """The agent itself (its token names the agent of the URL), or an operator of the agent."""
 
-    def perform_authentication(self, request):
-        if agent_token_of(request):
-            return  # no user credential may come with it (checked above); nothing to verify here
-        super().perform_authentication(request)
+    def has_permission(self, request, view):
+        if isinstance(request.auth, AgentCredential):
+            request.reporting_agent = request.auth.agent
+            return True
+        AgentOperator().has_permission(request, view)
+        request.reporting_agent = request.agent_access.agent
+        return True
+
+
+class AgentUsageApi(ApiView):
+    authentication_classes = [AgentTokenAuthentication, FleetAuthentication]
+    access = {"POST": (UsageReporter,)}
 
     @extend_schema(
         summary="Report token usage (idempotent on request_id)",
@@ -33,12 +44,13 @@ class AgentUsageApi(APIView):
         responses=dict,
     )
     def post(self, request, agent_id):
-        agent = usage_agent_for(request, agent_id)
-        result = usage_ingest(agent=agent, events=usage_events_parse(request.data))
+        result = usage_ingest(agent=request.reporting_agent, events=usage_events_parse(request.data))
         return Response({"accepted": result.accepted, "duplicates": result.duplicates})
 
 
-class WorkspaceCostApi(APIView):
+class WorkspaceCostApi(ApiView):
+    access = {"GET": (RequireScope(Scope.WORKSPACES_READ),)}
+
     @extend_schema(
         summary="Token cost per workspace and agent",
         parameters=[
@@ -49,6 +61,5 @@ class WorkspaceCostApi(APIView):
         responses=dict,
     )
     def get(self, request):
-        principal = principal_of(request)
         window = cost_window_from_query(request.query_params, today=timezone.now().date())
-        return Response(workspace_cost_report(principal=principal, window=window))
+        return Response(workspace_cost_report(principal=self.principal, window=window))

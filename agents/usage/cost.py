@@ -144,7 +144,6 @@ def _group_body(entries) -> tuple[int, list[dict]]:
 
 
 def workspace_cost_report(*, principal: Principal, window: CostWindow) -> dict:
-    require_scope(principal, Scope.WORKSPACES_READ)
     workspaces = list(workspaces_visible_to(principal).order_by("name", "id").values_list("id", "name"))
     by_workspace: dict = defaultdict(list)
     for workspace_id, *rest in _workspace_rows([w for w, _ in workspaces], window):

@@ -18,6 +18,13 @@ def principal_of(request) -> Principal:
     return principal
 
 
+class DenyAll(BasePermission):
+    """Nobody: the default of a DRF view that declares no access (fleet.api.views.ApiView)."""
+
+    def has_permission(self, request, view):
+        return False
+
+
 class IsAuthenticated(BasePermission):
     def has_permission(self, request, view):
         principal_of(request)

@@ -3,24 +3,25 @@
 from django.http import Http404
 from django.urls import include, path, re_path
 from rest_framework import serializers
-from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from fleet.errors import Conflict
-from fleet.api.permissions import principal_of
+from fleet.api.permissions import IsAuthenticated
 from fleet.api.throttling import IPRateThrottle
+from fleet.api.views import PUBLIC, ApiView
 from fleet.views import api_not_found
 
 
-class WhoAmIApi(APIView):
+class WhoAmIApi(ApiView):
+    access = {"GET": (IsAuthenticated,)}
+
     def get(self, request):
-        principal = principal_of(request)
+        principal = self.principal
         return Response({"email": principal.user.email, "kind": principal.kind})
 
 
-class EchoApi(APIView):
-    permission_classes = (AllowAny,)
+class EchoApi(ApiView):
+    access = {"POST": PUBLIC}
     authentication_classes = ()
 
     class InputSerializer(serializers.Serializer):
@@ -33,22 +34,22 @@ class EchoApi(APIView):
         return Response(data.validated_data)
 
 
-class BoomApi(APIView):
-    permission_classes = (AllowAny,)
+class BoomApi(ApiView):
+    access = {"GET": PUBLIC}
 
     def get(self, request):
         raise RuntimeError("a bug, not bad input")
 
 
-class ConflictApi(APIView):
-    permission_classes = (AllowAny,)
+class ConflictApi(ApiView):
+    access = {"GET": PUBLIC}
 
     def get(self, request):
         raise Conflict("The name is taken.")
 
 
-class MissingApi(APIView):
-    permission_classes = (AllowAny,)
+class MissingApi(ApiView):
+    access = {"GET": PUBLIC}
 
     def get(self, request):
         raise Http404("no such row")
@@ -59,8 +60,8 @@ class TwoPerMinute(IPRateThrottle):
     rate = "2/1m"
 
 
-class ThrottledApi(APIView):
-    permission_classes = (AllowAny,)
+class ThrottledApi(ApiView):
+    access = {"GET": PUBLIC}
     authentication_classes = ()
     throttle_classes = (TwoPerMinute,)
 

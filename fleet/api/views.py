@@ -1,0 +1,93 @@
+"""The base of every API view: each route states who may call each of its methods.
+
+`access` maps an HTTP method to the permission classes that guard it. A view whose class
+implements a method without declaring its access is refused when the class is defined (deny
+unless declared), so a new route cannot ship open by omission. HEAD, OPTIONS and methods the
+route does not have are checked as its reading method: every method goes through the same
+checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.core.exceptions import ImproperlyConfigured
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import AllowAny, BasePermission
+from rest_framework.views import APIView
+
+from fleet.errors import InvalidCredentials
+
+from .authentication import read_credential
+from .permissions import DenyAll, principal_of
+from .principal import Principal
+
+Access = Sequence[type[BasePermission]]
+PUBLIC: Access = (AllowAny,)
+
+
+class ApiView(APIView):
+    access: Mapping[str, Access] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        handled = {
+            name.upper() for name in cls.http_method_names
+            if name not in ("head", "options") and callable(getattr(cls, name, None))
+        }
+        undeclared = handled - set(cls.access)
+        if undeclared:
+            raise ImproperlyConfigured(f"{cls.__qualname__} declares no access for {', '.join(sorted(undeclared))}.")
+
+    def get_permissions(self):
+        return [permission() for permission in self.access_of(self.request.method)]
+
+    @classmethod
+    def access_of(cls, method: str) -> Access:
+        """The checks of `method`. HEAD, OPTIONS and methods the route lacks are checked as its
+        reading method (GET, else the first declared): the same checks as the route, then 405."""
+        declared = cls.access.get(method)
+        if declared is not None:
+            return declared
+        reading = "GET" if "GET" in cls.access else next(iter(cls.access), None)
+        return cls.access[reading] if reading else (DenyAll,)
+
+    @property
+    def principal(self) -> Principal:
+        """Who is calling (the acting user is `self.principal.user`)."""
+        return principal_of(self.request)
+
+
+class PublicRouteAuthentication(BaseAuthentication):
+    """Public routes ignore credentials, except that conflicting ones are still 400.
+
+    A stale cookie or an unverifiable token must not block login or logout, so nothing is
+    verified here; read_credential only refuses two explicit credentials at once.
+    """
+
+    def authenticate(self, request):
+        try:
+            read_credential(request)
+        except InvalidCredentials:  # a malformed Authorization header is simply ignored here
+            pass
+        return None
+
+
+class PublicRouteSchema(OpenApiAuthenticationExtension):
+    """OpenAPI: public routes need no credential."""
+
+    target_class = PublicRouteAuthentication
+    name: list = []
+
+    def get_security_requirement(self, auto_schema):
+        return None
+
+    def get_security_definition(self, auto_schema):
+        return []
+
+
+class PublicApiView(ApiView):
+    """A route anyone may call; its methods declare `PUBLIC` access."""
+
+    authentication_classes = [PublicRouteAuthentication]
