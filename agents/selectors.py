@@ -20,13 +20,11 @@ from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
 from fleet.api.fields import uuid_or_none
 from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
-from fleet.api.renderers import RenderedJSON
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope
 
 from .models import Agent, DeployTarget, WorkspaceAgent
-from .selectors_list_sql import agent_list_body_sql, iso_utc
 
 AGENT_NOT_FOUND = "Agent not found."
 
@@ -51,6 +49,15 @@ LIST_COLUMNS = (
 )
 
 
+def _iso_utc(column: str) -> str:
+    """SQL for a timestamptz as orjson writes the aware datetime in UTC:
+    `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, microseconds left out when zero."""
+    return (
+        f"to_char({column} AT TIME ZONE 'UTC', CASE WHEN date_trunc('second', {column}) = {column}"
+        " THEN 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"' ELSE 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"' END)"
+    )
+
+
 class _IsoTimestampUTC(Func):
     """A timestamptz as Python's isoformat() writes it in UTC (what orjson writes for the
     aware datetime): `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, microseconds left out when zero.
@@ -58,7 +65,7 @@ class _IsoTimestampUTC(Func):
     everything else in GET /agents put together (about 15 ms for 1,000 rows)."""
 
     output_field = CharField()
-    template = iso_utc("%(expressions)s")
+    template = _iso_utc("%(expressions)s")
 
 
 class _UuidText(Func):
@@ -148,27 +155,6 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     the agent rows, and the assignments of those agents to workspaces the caller may see.
     """
     return _agent_rows(principal, workspace_roles(principal), owned_only=scope == "owned")
-
-
-def agent_list_body(principal: Principal, *, scope: str = "accessible") -> list[dict] | RenderedJSON:
-    """What GET /agents answers. On PostgreSQL the database writes the JSON body itself (two
-    queries: the caller's roles, then the body), the same bytes agent_list() gives through
-    orjson; elsewhere (SQLite), or for values the SQL cannot write as orjson does, agent_list()'s
-    rows."""
-    roles = workspace_roles(principal)
-    owned_only = scope == "owned"
-    if _on_postgresql():
-        body = agent_list_body_sql(
-            agents=_visible_agents(principal, owned_only=owned_only),
-            assignments=_listed_assignments(principal, roles=roles, owned_only=owned_only),
-            roles=roles,
-            user_id=principal.user.pk,
-            key_role=key_agent_role(principal) if principal.is_api_key else None,
-            admin_floor=Role.ADMIN if principal.is_platform_admin else None,
-        )
-        if body is not None:
-            return RenderedJSON(body)
-    return _agent_rows(principal, roles, owned_only=owned_only)
 
 
 def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bool) -> list[dict]:

@@ -5,9 +5,8 @@
 One caller is an editor of all 50 workspaces; 1,000 agents of 20 other users are each assigned
 to one or two of them, and 50 more are the caller's own. The request runs in-process through
 Django's test client (no network), with the caller's Bearer session, so the figures are the
-control plane's own time: routing, authentication, the reads and the JSON encoding. On
-PostgreSQL the database writes the body (agent_list_body); agent_list(), the Python builder
-SQLite uses, is timed beside it. The gzip lines time the compression of this body per level
+control plane's own time: routing, authentication, the reads and the JSON encoding; the
+selector agent_list() is timed alone beside it. The gzip lines time the compression of this body per level
 (Django's GZipMiddleware uses 6; fleet.api.gzip a lower one).
 Targets (DESIGN.md section 9): at most 4 queries, median at most 10 ms at one client.
 """
@@ -58,7 +57,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from accounts.tokens import session_token_issue
-    from agents.selectors import agent_list, agent_list_body
+    from agents.selectors import agent_list
     from bench import measure, report
     from fleet.api.principal import Principal
 
@@ -82,11 +81,8 @@ def main() -> None:
         fetch()
     cpu_ms = (time.process_time() - cpu_start) / 20 * 1000
     principal = Principal(user=caller)
-    served = measure(lambda: agent_list_body(principal), repeat=50, warmup=3)
-    report("agent_list_body() selector alone (what the view serves)", median_ms=served.median_ms,
-           p95_ms=served.p95_ms)
-    python = measure(lambda: agent_list(principal), repeat=50, warmup=3)
-    report("agent_list() Python builder alone (SQLite's path)", median_ms=python.median_ms, p95_ms=python.p95_ms)
+    served = measure(lambda: agent_list(principal), repeat=50, warmup=3)
+    report("agent_list() selector alone", median_ms=served.median_ms, p95_ms=served.p95_ms)
     for level in (1, 3, 4, 5, 6):
         compressor = measure(lambda level=level: zlib.compress(body, level), repeat=30, warmup=2)
         report(f"gzip level {level} of the body", median_ms=compressor.median_ms,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from fleet.api.principal import Principal
+from workspaces.roles import Role
 
 from ..events import agent_event
 from ..models import Agent, Status, WorkspaceAgent
+from ..selectors import require_agent_scope
 from ..tokens import gateway_token_generate
 from .billing import agent_quota_check
 from .selection import DeployRequest, deploy_plan_resolve, refuse_session_only_for_keys
@@ -30,7 +32,8 @@ def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:
 @transaction.atomic
 def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
     """POST /agents/deploy: the row now (`queued`), the workload later (agents.tasks)."""
-    refuse_session_only_for_keys(principal, request)
+    refuse_session_only_for_keys(principal, request)  # before the scope: docs/api.md's order
+    require_agent_scope(principal, Role.EDITOR)
     plan = deploy_plan_resolve(principal=principal, request=request)
     agent_quota_check(user=principal.user)
     agent = Agent.objects.create(

@@ -1,5 +1,4 @@
-"""A fast JSON renderer (orjson) for every API response, and a pass-through for bodies that
-arrive already encoded (GET /agents on PostgreSQL, built by the database)."""
+"""A fast JSON renderer (orjson) for every API response."""
 
 from __future__ import annotations
 
@@ -22,18 +21,6 @@ def _default(value):
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
-class RenderedJSON:
-    """A response body already encoded as JSON: the renderer writes its bytes as they are."""
-
-    __slots__ = ("content",)
-
-    def __init__(self, content: bytes):
-        self.content = content
-
-    def __repr__(self) -> str:
-        return f"RenderedJSON({len(self.content)} bytes)"
-
-
 class FastJSONRenderer(BaseRenderer):
     media_type = "application/json"
     format = "json"
@@ -42,8 +29,6 @@ class FastJSONRenderer(BaseRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        if type(data) is RenderedJSON:
-            return data.content
         return orjson.dumps(data, default=_default, option=orjson.OPT_NON_STR_KEYS)
 
 

@@ -239,8 +239,9 @@ def test_a_key_without_agents_write_is_403(tenancy):
         {"migration_draft_id": "not even a uuid"},
     ],
 )
-def test_session_only_fields_from_a_key_are_403_session_required(tenancy, body):
-    response = tenancy.client("key:agents:write").post(DEPLOY, body, format="json")
+@pytest.mark.parametrize("key", ["key:agents:write", "key:agents:read"])
+def test_session_only_fields_from_a_key_are_403_session_required(tenancy, body, key):
+    response = tenancy.client(key).post(DEPLOY, body, format="json")
 
     assert (response.status_code, response.json()["code"]) == (403, "session_required")
     assert not Agent.objects.exists()
