@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from social_django.models import UserSocialAuth
 
+from fleet.services import model_update
 from fleet.errors import Conflict, InvalidCredentials, InvalidRequest, SignupDisabled
 
 from .bot_protection import bot_protection_verify
@@ -126,12 +127,7 @@ _PROFILE_FIELDS = ("name", "avatar")
 @transaction.atomic
 def user_profile_update(*, user: User, data: dict) -> User:
     """Set the display name and/or avatar; `data` holds only validated profile fields."""
-    fields = [f for f in _PROFILE_FIELDS if f in data]
-    for field in fields:
-        setattr(user, field, data[field])
-    if fields:
-        user.save(update_fields=fields)
-    return user
+    return model_update(instance=user, fields=_PROFILE_FIELDS, data=data)[0]
 
 
 @transaction.atomic

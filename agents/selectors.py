@@ -22,7 +22,7 @@ from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
-from workspaces.roles import Role, Scope
+from workspaces.roles import Role, Scope, session_role
 
 from .models import Agent, DeployTarget, WorkspaceAgent
 
@@ -195,7 +195,7 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
     is_key = principal.is_api_key
     key_role = key_agent_role(principal) if is_key else None
     key_label = key_role.label if key_role is not None else None
-    admin_floor = int(Role.ADMIN) if principal.is_platform_admin else 0
+    admin_floor = int(session_role(principal, None) or 0)  # a platform admin's role without membership
     owner_label = Role.OWNER.label
     empty: list = []
     body = []
@@ -246,10 +246,7 @@ def _role_on_agent(principal: Principal, agent: Agent) -> Role | None:
     labels = Membership.objects.filter(
         user_id=principal.user.pk, workspace__agent_assignments__agent_id=agent.pk
     ).values_list("role", flat=True)
-    role = max((Role.parse(label) for label in labels), default=None)
-    if principal.is_platform_admin:
-        return max(role or Role.ADMIN, Role.ADMIN)
-    return role
+    return session_role(principal, max((Role.parse(label) for label in labels), default=None))
 
 
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:

@@ -36,7 +36,7 @@ from fleet.api.permissions import principal_of, require_scope
 from fleet.api.principal import Principal
 
 from .models import Membership, Workspace
-from .roles import Role, role_of_key
+from .roles import Role, role_of_key, session_role
 
 WORKSPACE_NOT_FOUND = "Workspace not found."
 
@@ -54,10 +54,7 @@ def _member_role_subquery(user_id):
 
 
 def _session_role(principal: Principal, member_role: str | None) -> Role | None:
-    role = Role.parse(member_role) if member_role else None
-    if principal.is_platform_admin:
-        return max(role or Role.ADMIN, Role.ADMIN)
-    return role
+    return session_role(principal, Role.parse(member_role) if member_role else None)
 
 
 def workspace_roles(principal: Principal) -> dict[UUID, Role]:

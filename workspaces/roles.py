@@ -36,6 +36,14 @@ class Scope:
     ALL = (AGENTS_READ, AGENTS_WRITE, WORKSPACES_READ)
 
 
+def session_role(principal, member_role: "Role | None") -> "Role | None":
+    """A session's role from its membership; a platform admin acts with at least `admin`
+    everywhere (never `owner`: only the creator is), member or not."""
+    if principal.is_platform_admin:
+        return max(member_role or Role.ADMIN, Role.ADMIN)
+    return member_role
+
+
 def role_of_key(scopes) -> Role | None:
     """The role a key acts with inside its workspace: editor with agents:write, else viewer."""
     if Scope.AGENTS_WRITE in scopes:

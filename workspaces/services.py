@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from fleet.services import model_update
 from fleet.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 from .keys import api_key_digest, api_key_generate, api_key_prefix
@@ -75,10 +76,7 @@ def membership_update(*, membership: Membership, acting_role: Role, role: Role) 
     """Change a member's role (never the owner's, never to owner; admin only by the owner)."""
     _grant_check(acting_role=acting_role, role=role)
     _target_check(acting_role=acting_role, membership=membership, verb="demoted")
-    if membership.role != role.label:
-        membership.role = role.label
-        membership.save(update_fields=["role"])
-    return membership
+    return model_update(instance=membership, fields=["role"], data={"role": role.label})[0]
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from fleet.services import model_update
 from fleet.errors import NotFound
 from workspaces.models import Workspace
 
@@ -26,9 +27,8 @@ def workspace_agent_assign(
     assignment, created = WorkspaceAgent.objects.select_for_update().get_or_create(
         workspace=workspace, agent=agent, defaults={"role": role or DEFAULT_ASSIGNMENT_ROLE}
     )
-    if not created and role is not None and assignment.role != role:
-        assignment.role = role
-        assignment.save(update_fields=["role"])
+    if not created and role is not None:
+        model_update(instance=assignment, fields=["role"], data={"role": role})
     return assignment, created
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from fleet import events
+from fleet.services import model_update
 from fleet.errors import ValidationFailed
 
 from ..channel_config import ChannelSpec
@@ -32,14 +33,11 @@ def alert_rule_update(
 ) -> AlertRule:
     """Change the given fields; `channels`, when given, replaces the whole list."""
     changes = {"name": name, "event_pattern": event_pattern, "enabled": enabled}
-    changed = [field for field, value in changes.items() if value is not _UNSET]
-    for field in changed:
-        setattr(rule, field, changes[field])
-    # Only the edited columns: lastFiredAt/lastError are written concurrently by deliveries.
-    # updated_at moves even when only the channels change.
-    rule.save(update_fields=[*changed, "updated_at"])
+    rule, changed = model_update(instance=rule, fields=changes, data={k: v for k, v in changes.items() if v is not _UNSET})
     if channels is not _UNSET:
         _channels_replace(rule=rule, specs=channels)
+        if not changed:  # updated_at moves when only the channels change too
+            rule.save(update_fields=["updated_at"])
     return rule
 
 
