@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from fleet.api.principal import Principal
 
+from .models import User
+
 ALGORITHM = "HS256"
 AUDIENCE = "fleet-session"
 
@@ -28,8 +30,6 @@ def session_token_issue(*, user) -> str:
 
 def user_from_session_token(token: str):
     """The active user a valid token names, or None."""
-    from .models import User
-
     try:
         payload = jwt.decode(
             token,

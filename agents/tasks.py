@@ -1,4 +1,8 @@
-"""Celery tasks: thin wrappers that load by id and call a service."""
+"""Celery tasks: thin wrappers that load by id and call a service.
+
+Services enqueue these tasks (they import this module); a task body imports the service it
+calls when it runs, the one import kept inside a function, so the two never import each other
+at load time."""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ from celery import shared_task
 from django.conf import settings
 
 from .backends.base import BackendError
-from .services.monitoring import agents_monitor
-from .services.provisioning import agent_provision, agent_provision_fail, agent_provision_retrying
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +28,8 @@ def _backoff_seconds(retries: int) -> float:
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def provision_agent(self, agent_id: str) -> None:
     """Provision one agent's workload; transient engine errors retry with backoff."""
+    from .services.provisioning import agent_provision, agent_provision_fail, agent_provision_retrying
+
     try:
         agent_provision(agent_id=agent_id)
     except BackendError as exc:
@@ -41,4 +45,6 @@ def provision_agent(self, agent_id: str) -> None:
 @shared_task(ignore_result=True)
 def monitor_agents() -> dict:
     """Beat job (every 30 s, see AgentsConfig.periodic_tasks)."""
+    from .services.monitoring import agents_monitor
+
     return agents_monitor()

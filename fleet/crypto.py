@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
@@ -227,8 +228,6 @@ class EncryptedTextField(models.TextField):
 
 def encrypted_fields():
     """(model, field) for every concrete EncryptedTextField of every installed model."""
-    from django.apps import apps
-
     for model in apps.get_models():
         if model._meta.proxy:
             continue

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from fleet.api.principal import API_KEY, Principal
 
+from .models import ApiKey, Membership
 from .roles import Role, scopes_allowed_for
 
 KEY_PREFIX = "fk_"
@@ -41,8 +42,6 @@ def api_key_prefix(raw_key: str) -> str:
 
 def principal_from_api_key(raw_key: str) -> Principal | None:
     """FLEET_API_KEY_VERIFIER: the principal of an active key, or None (one query)."""
-    from .models import ApiKey, Membership
-
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > MAX_KEY_LENGTH:
         return None
     digest = api_key_digest(raw_key)

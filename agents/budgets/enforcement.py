@@ -27,6 +27,7 @@ from ..models import Agent, Budget, PausedReason, Status, WorkspaceAgent
 from ..services.lifecycle import agent_stop
 from ..usage.money import micros_to_usd
 from .selectors import BudgetState, budget_states
+from .tasks import pause_over_budget
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +159,6 @@ def budget_check_agent(*, agent_id, now: datetime | None = None) -> bool:
         budget_soft_notify(state=state)
     if not _over_cap(states) or not _pause_claim(agent_id, only_unclaimed=True):
         return False
-    from .tasks import pause_over_budget  # tasks import this module
-
     pause_over_budget.delay_on_commit(str(agent_id))
     return True
 

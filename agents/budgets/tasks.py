@@ -6,8 +6,6 @@ import logging
 
 from celery import shared_task
 
-from .enforcement import budget_pause, budgets_sweep
-
 logger = logging.getLogger(__name__)
 
 SWEEP_TASK = "agents.budgets.sweep"
@@ -16,6 +14,8 @@ PAUSE_TASK = "agents.budgets.pause"
 
 @shared_task(name=SWEEP_TASK, soft_time_limit=50, time_limit=58)
 def sweep_budgets() -> None:
+    from .enforcement import budgets_sweep
+
     report = budgets_sweep()
     if report.over_soft:
         logger.info(
@@ -27,4 +27,6 @@ def sweep_budgets() -> None:
 @shared_task(name=PAUSE_TASK, acks_late=True, soft_time_limit=120, time_limit=130)
 def pause_over_budget(agent_id: str) -> str:
     """Enqueued by ingestion when usage takes a running agent over a cap."""
+    from .enforcement import budget_pause
+
     return budget_pause(agent_id=agent_id)

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
+from fleet import netsafety
 from fleet.errors import ValidationFailed
 from fleet.api.principal import Principal
 
@@ -43,19 +44,13 @@ class Endpoint:
     port: int
 
 
-def _netsafety():
-    from fleet import netsafety  # the kernel's SSRF guard; imported when used
-
-    return netsafety
-
-
 def _allow_private() -> bool:
     """paas: public endpoints only; self-hosted also private networks (never link-local/metadata)."""
     return settings.PLATFORM_MODE != "paas"
 
 
 def _check_port(port: int, field: str) -> None:
-    if not _netsafety().port_allowed(port):
+    if not netsafety.port_allowed(port):
         raise ValidationFailed({field: f"Port {port} is not an allowed gateway port."})
 
 
@@ -103,7 +98,6 @@ def adopt_endpoint_resolve(request: AdoptRequest) -> Endpoint:
         raise ValidationFailed({"url": "Send either url or host (with an optional port)."})
     endpoint = _endpoint_from_url(request.url) if request.url else _endpoint_from_host(request.host, request.port)
     field = "url" if request.url else "host"
-    netsafety = _netsafety()
     try:
         netsafety.check_host(endpoint.host, endpoint.port, allow_private=_allow_private())
     except netsafety.UnsafeTarget as exc:

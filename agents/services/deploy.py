@@ -10,6 +10,7 @@ from workspaces.roles import Role
 from ..events import agent_event
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
+from ..tasks import provision_agent
 from ..tokens import gateway_token_generate
 from .billing import agent_quota_check
 from .selection import DeployRequest, deploy_plan_resolve, refuse_session_only_for_keys
@@ -17,10 +18,7 @@ from .selection import DeployRequest, deploy_plan_resolve, refuse_session_only_f
 
 def provisioning_enqueue(agent: Agent) -> None:
     """Publish the provisioning job once the current transaction commits (never a rolled-back row)."""
-    from ..tasks import provision_agent  # tasks import services: import at call time
-
-    agent_id = str(agent.pk)
-    transaction.on_commit(lambda: provision_agent.delay(agent_id))
+    provision_agent.delay_on_commit(str(agent.pk))
 
 
 def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:

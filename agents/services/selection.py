@@ -18,6 +18,7 @@ from django.conf import settings
 from fleet.errors import SessionRequired, ValidationFailed
 from fleet.api.principal import Principal
 
+from ..backends import registry
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile
 
 NAME_MAX_LENGTH = 100
@@ -58,8 +59,6 @@ class DeployPlan:
 
 
 def targets_remote_docker(request: DeployRequest) -> bool:
-    from ..backends import registry
-
     return request.deploy_target == DeployTarget.REMOTE_DOCKER or (
         registry.deploy_target_of(request.execution_target_id or "") == DeployTarget.REMOTE_DOCKER
     )
@@ -91,8 +90,6 @@ def _runtime_family(request: DeployRequest) -> str:
 
 def _placement(request: DeployRequest) -> tuple[str, str]:
     """(deploy_target, execution_target_id), both checked against the registry."""
-    from ..backends import registry
-
     explicit_id = request.execution_target_id
     implied = explicit_id and registry.deploy_target_of(explicit_id)
     target = request.deploy_target or implied or settings.DEFAULT_DEPLOY_TARGET

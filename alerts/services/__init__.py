@@ -6,9 +6,9 @@ from .delivery import (
     deliveries_sweep,
     delivery_attempt,
     delivery_claim,
-    delivery_enqueue_on_commit,
     delivery_resend,
 )
+from .enqueue import deliveries_enqueue_on_commit, deliveries_publish
 from .dispatch import deliveries_dispatch, dispatch_request
 from .fanout import deliveries_create, event_fan_out
 from .rules import alert_rule_create, alert_rule_delete, alert_rule_test, alert_rule_update
@@ -25,7 +25,8 @@ __all__ = [
     "deliveries_sweep",
     "delivery_attempt",
     "delivery_claim",
-    "delivery_enqueue_on_commit",
+    "deliveries_enqueue_on_commit",
+    "deliveries_publish",
     "delivery_resend",
     "dispatch_request",
     "event_fan_out",

@@ -23,6 +23,7 @@ from django.utils import timezone
 from ..models import AlertRule, ChannelType, Delivery, DeliveryAttempt, DeliveryStatus
 from ..payload import delivery_payload, payload_json
 from ..transports import SendResult, send_email, send_webhook
+from .enqueue import deliveries_enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def _delivery_record(
             last_fired_at=started_at, last_error=None if result.succeeded else _rule_error(delivery, result)
         )
     if delivery.status == DeliveryStatus.PENDING:
-        delivery_enqueue_on_commit(delivery_ids=[delivery.id], eta=delivery.next_attempt_at)
+        deliveries_enqueue_on_commit([delivery.id], eta=delivery.next_attempt_at)
     return delivery
 
 
@@ -136,15 +137,6 @@ def _rule_error(delivery: Delivery, result: SendResult) -> str:
     channel = delivery.channel
     target = channel.config.get("url") if channel.type == ChannelType.WEBHOOK else ", ".join(channel.config["to"])
     return f"{channel.type} {target}: {result.error}"
-
-
-def delivery_enqueue_on_commit(*, delivery_ids: list, eta: datetime | None = None) -> None:
-    """Queue the deliver task for each id once the surrounding transaction has committed."""
-    from ..tasks import deliveries_enqueue  # tasks import services; import at call time
-
-    ids = [str(i) for i in delivery_ids]
-    if ids:
-        transaction.on_commit(lambda: deliveries_enqueue(ids, eta=eta))
 
 
 @transaction.atomic
@@ -156,7 +148,7 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
         queued_at=now,
     )
     if changed:
-        delivery_enqueue_on_commit(delivery_ids=[delivery.pk])
+        deliveries_enqueue_on_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
 
@@ -170,8 +162,6 @@ def deliveries_sweep(*, now: datetime | None = None) -> int:
     ).values_list("id", flat=True)[:1000]
     ids = list(stuck)
     if ids:
-        from ..tasks import deliveries_enqueue
-
         Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # no dispatch repeats them
-        deliveries_enqueue([str(i) for i in ids])
+        deliveries_enqueue_on_commit(ids)
     return len(ids)

@@ -24,6 +24,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Delivery, DeliveryStatus
+from ..tasks import dispatch_deliveries
+from .enqueue import deliveries_publish
 
 DISPATCH_PENDING_KEY = "alerts:dispatch-pending"
 # Room for the task to wait in a busy queue; once it expires the next event publishes another
@@ -34,8 +36,6 @@ DISPATCH_BATCH = 500  # rows marked per transaction; a dispatch loops until none
 
 def dispatch_request() -> None:
     """Make sure a dispatch will run after this point; call it after the deliveries committed."""
-    from ..tasks import dispatch_deliveries  # tasks import services; import at call time
-
     if not cache.add(DISPATCH_PENDING_KEY, 1, timeout=DISPATCH_PENDING_SECONDS):
         return  # a dispatch that has not started yet will find the new rows
     try:
@@ -47,8 +47,6 @@ def dispatch_request() -> None:
 
 def deliveries_dispatch(*, now: datetime | None = None) -> int:
     """Queue one deliver task for each due delivery nobody has queued yet; the count is returned."""
-    from ..tasks import deliveries_publish
-
     cache.delete(DISPATCH_PENDING_KEY)  # before the query, never after: see the module docstring
     queued = 0
     while True:

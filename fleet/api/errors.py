@@ -14,6 +14,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
 
 from fleet import errors
 
@@ -92,8 +93,6 @@ def api_exception_handler(exc, context):
         exc = errors.PayloadTooLarge()
     if isinstance(exc, errors.FleetError):
         return domain_error_response(exc)
-
-    from rest_framework.views import exception_handler as drf_exception_handler  # circular at import time
 
     response = drf_exception_handler(exc, context)
     if response is None:

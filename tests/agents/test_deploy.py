@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
+from agents.tasks import provision_agent
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -47,8 +49,8 @@ def test_it_publishes_the_provisioning_job_only_after_commit(user_client, django
         response = deploy(user_client, name="later")
 
     agent_id = response.json()["id"]
-    deferred = [cb for cb in callbacks if agent_id in [c.cell_contents for c in (cb.__closure__ or ())]]
-    assert len(deferred) == 1  # the job for this agent waits for the commit
+    deferred = [cb for cb in callbacks if getattr(cb, "args", None) == (agent_id,)]
+    assert [cb.func for cb in deferred] == [provision_agent.delay]  # the job for this agent waits for the commit
 
 
 def test_generated_names_end_in_a_random_suffix(user_client):

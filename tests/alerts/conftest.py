@@ -10,7 +10,7 @@ import pytest
 from accounts.models import User
 from alerts import tasks
 from alerts.channel_config import parse_channels
-from alerts.services import alert_rule_create
+from alerts.services import alert_rule_create, dispatch
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
 from workspaces.models import Workspace
@@ -44,7 +44,7 @@ def published(monkeypatch):
         sent.dispatches += 1
 
     monkeypatch.setattr(tasks.dispatch_deliveries, "apply_async", publish_dispatch)
-    monkeypatch.setattr(tasks, "deliveries_publish", lambda ids, **kwargs: sent.deliveries.extend(ids))
+    monkeypatch.setattr(dispatch, "deliveries_publish", lambda ids, **kwargs: sent.deliveries.extend(ids))
     return sent
 
 

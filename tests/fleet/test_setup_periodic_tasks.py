@@ -2,6 +2,7 @@ import json
 from io import StringIO
 
 import pytest
+from celery import shared_task
 from django.apps import apps
 from django.core.management import CommandError, call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
@@ -10,6 +11,13 @@ from fleet.management.commands.setup_periodic_tasks import MANAGED_MARKER, decla
 from fleet.periodic import PeriodicJob
 
 pytestmark = pytest.mark.django_db
+
+
+
+@shared_task(name="tests.prune")
+def prune(days: int = 7) -> None:
+    """A task the test jobs name: only tasks Celery knows may be scheduled."""
+
 
 PRUNE = PeriodicJob(name="test: prune things", task="tests.prune", every_seconds=300, kwargs={"days": 7})
 
@@ -112,7 +120,7 @@ def test_an_operator_edit_to_a_managed_row_is_put_back(fleet_jobs):
 
 
 def test_it_refuses_a_name_declared_twice(fleet_jobs):
-    fleet_jobs(PRUNE, PeriodicJob(name=PRUNE.name, task="tests.other", every_seconds=10))
+    fleet_jobs(PRUNE, PeriodicJob(name=PRUNE.name, task="tests.prune", every_seconds=10))
     with pytest.raises(CommandError, match="declared twice"):
         setup_tasks()
     assert not PeriodicTask.objects.filter(name=PRUNE.name).exists()
@@ -120,7 +128,7 @@ def test_it_refuses_a_name_declared_twice(fleet_jobs):
 
 @pytest.mark.parametrize("every", [0, 0.5, 1.5])
 def test_it_refuses_an_interval_that_is_not_whole_seconds(fleet_jobs, every):
-    fleet_jobs(PeriodicJob(name="test: odd", task="tests.odd", every_seconds=every))
+    fleet_jobs(PeriodicJob(name="test: odd", task="tests.prune", every_seconds=every))
     with pytest.raises(CommandError, match="whole number"):
         setup_tasks()
 
@@ -129,3 +137,15 @@ def test_it_refuses_something_that_is_not_a_periodic_job(fleet_jobs):
     fleet_jobs(("test: tuple", "tests.tuple", 60))
     with pytest.raises(CommandError, match="PeriodicJob"):
         setup_tasks()
+
+
+def test_it_refuses_a_task_no_worker_knows(fleet_jobs):
+    fleet_jobs(PeriodicJob(name="test: typo", task="tests.prnue", every_seconds=60))
+
+    with pytest.raises(CommandError, match="tests.prnue"):
+        setup_tasks()
+    assert not PeriodicTask.objects.filter(name="test: typo").exists()
+
+
+def test_every_job_the_apps_declare_names_a_known_task():
+    assert declared_jobs()  # raises CommandError for an unknown one

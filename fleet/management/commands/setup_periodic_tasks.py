@@ -17,14 +17,21 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
+from fleet.celery import app as celery_app
 from fleet.periodic import PeriodicJob
 
 MANAGED_MARKER = "[managed by setup_periodic_tasks]"
 
 
+def celery_task_names() -> set[str]:
+    celery_app.loader.import_default_modules()  # autodiscovery is lazy: load every app's tasks now
+    return set(celery_app.tasks)
+
+
 def declared_jobs() -> list[PeriodicJob]:
     """Every app's periodic jobs; refuses duplicates and malformed declarations."""
     jobs: dict[str, PeriodicJob] = {}
+    known = celery_task_names()
     for config in apps.get_app_configs():
         for job in getattr(config, "periodic_tasks", ()) or ():
             if not isinstance(job, PeriodicJob):
@@ -33,6 +40,8 @@ def declared_jobs() -> list[PeriodicJob]:
                 raise CommandError(f"The periodic job name {job.name!r} is declared twice.")
             if job.every_seconds < 1 or job.every_seconds != int(job.every_seconds):
                 raise CommandError(f"{job.name!r}: every_seconds must be a whole number of seconds, at least 1.")
+            if job.task not in known:
+                raise CommandError(f"{job.name!r} names the task {job.task!r}, which no Celery worker knows.")
             jobs[job.name] = job
     return list(jobs.values())
 
