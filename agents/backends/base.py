@@ -12,6 +12,12 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 
+# What every backend marks a workload with, and where a runtime listens inside its workload.
+LABEL_AGENT_ID = "fleet.agent_id"
+LABEL_MANAGED = "fleet.managed"
+GATEWAY_PORT = 18789
+
+
 class BackendError(Exception):
     """A backend operation failed. `transient` errors are worth retrying; a backend may set
     it on one instance (an engine's 5xx answer is transient, its 4xx is not)."""
@@ -42,7 +48,7 @@ class WorkloadSpec:
     vcpu: float
     ram_mb: int
     disk_gb: int
-    gateway_port: int = 18789  # the port the runtime listens on inside the workload
+    gateway_port: int = GATEWAY_PORT  # the port the runtime listens on inside the workload
 
 
 @dataclass(frozen=True)

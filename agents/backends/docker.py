@@ -23,6 +23,8 @@ from docker.utils import version_lt
 
 from agents.backends import docker_stats
 from agents.backends.base import (
+    LABEL_AGENT_ID,
+    LABEL_MANAGED,
     BackendError,
     BackendUnreachable,
     LiveState,
@@ -33,8 +35,6 @@ from agents.backends.base import (
 )
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 
-AGENT_LABEL = "fleet.agent_id"
-MANAGED_LABEL = "fleet.managed"
 # The variable each runtime reads its gateway's listen port from.
 PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT"}
 
@@ -271,7 +271,7 @@ class DockerBackend:
     def _labelled(self, client: docker.DockerClient, agent_id: str) -> list[Container]:
         # ignore_removed: a container removed between listing and inspecting is simply gone.
         return client.containers.list(
-            all=True, filters={"label": f"{AGENT_LABEL}={agent_id}"}, ignore_removed=True
+            all=True, filters={"label": f"{LABEL_AGENT_ID}={agent_id}"}, ignore_removed=True
         )
 
     def _find(self, agent) -> Container | None:
@@ -342,7 +342,7 @@ class DockerBackend:
                 twin = client.containers.get(spec.name)
             except docker_errors.NotFound:
                 twin = None
-            if twin is not None and twin.labels.get(AGENT_LABEL) != spec.agent_id:
+            if twin is not None and twin.labels.get(LABEL_AGENT_ID) != spec.agent_id:
                 raise BackendError(f"A container named {spec.name!r} already exists for something else.")
             if twin is not None and twin.status != "created":
                 return twin
@@ -384,8 +384,8 @@ class DockerBackend:
             "labels": {
                 **settings.DOCKER_CONTAINER_LABELS,
                 **spec.labels,
-                AGENT_LABEL: spec.agent_id,
-                MANAGED_LABEL: "true",
+                LABEL_AGENT_ID: spec.agent_id,
+                LABEL_MANAGED: "true",
                 PORT_LABEL: str(port),
             },
             "nano_cpus": int(vcpu * 1_000_000_000),

@@ -1,8 +1,9 @@
-"""execution_target_id -> RuntimeBackend.
+"""execution_target_id -> RuntimeBackend, from one table of target kinds.
 
 An execution target id is `<kind>` or `<kind>:<concrete id>` (`docker`, `k8s:<cluster-id>`,
-`remote:<host-id>`). Each kind is one row of `TARGETS`; a new backend registers by adding
-its row. Only Docker is registered so far.
+`remote:<host-id>`, `proxmox`). Each kind the contract names is one row of `TARGETS`: the
+deploy_target family it serves, whether it needs a concrete id, and the factory of its backend,
+or None while this server has no backend for it. A new backend registers by filling its row.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ class UnknownTarget(ValueError):
 class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
     needs_id: bool  # True: only `<kind>:<id>` is valid and no default can be chosen
-    factory: Callable[[str], RuntimeBackend]  # execution_target_id -> backend
+    factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
 
 
 def _docker(execution_target_id: str) -> RuntimeBackend:
+    # Each backend's client library is loaded when its target is first used, not at start.
     from agents.backends.docker import DockerBackend
 
     return DockerBackend()
@@ -32,24 +34,36 @@ def _docker(execution_target_id: str) -> RuntimeBackend:
 
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker),
+    "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None),
+    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
 }
 
 
 def _target(execution_target_id: str) -> Target | None:
-    kind, _, concrete = (execution_target_id or "").partition(":")
+    """The row an id names, well formed (`:<id>` exactly when the kind needs one), or None."""
+    kind, colon, concrete = (execution_target_id or "").partition(":")
     target = TARGETS.get(kind)
-    if target is None or bool(concrete) != target.needs_id:
+    if target is None or bool(colon) != target.needs_id or (colon and not concrete):
         return None
     return target
 
 
+def deploy_target_of(execution_target_id: str) -> str | None:
+    """The deploy_target family an execution target id names (`k8s:<id>` -> `k8s`), None if
+    it names no known kind. Says nothing about whether that target is registered here."""
+    target = _target(execution_target_id)
+    return target.deploy_target if target else None
+
+
 def is_registered(execution_target_id: str) -> bool:
-    return _target(execution_target_id) is not None
+    target = _target(execution_target_id)
+    return target is not None and target.factory is not None
 
 
 def backend_for_target(execution_target_id: str) -> RuntimeBackend:
     target = _target(execution_target_id)
-    if target is None:
+    if target is None or target.factory is None:
         raise UnknownTarget(f"No runtime backend is registered for execution target {execution_target_id!r}.")
     return target.factory(execution_target_id)
 
@@ -59,34 +73,15 @@ def backend_for(agent) -> RuntimeBackend:
     return backend_for_target(agent.execution_target_id)
 
 
-# Every execution-target kind the spec names, registered here or not: kind -> (deploy_target,
-# takes `:<id>`). Lets a request's target be classified before its backend is looked up.
-KNOWN_KINDS: dict[str, tuple[str, bool]] = {
-    "docker": ("docker", False),
-    "proxmox": ("proxmox", False),
-    "k8s": ("k8s", True),
-    "remote": ("remote-docker", True),
-}
-
-
-def deploy_target_of(execution_target_id: str) -> str | None:
-    """The deploy_target family an execution target id names (`k8s:<id>` -> `k8s`), None if
-    it names no known kind. Says nothing about whether that target is registered here."""
-    kind, colon, _ = (execution_target_id or "").partition(":")
-    known = KNOWN_KINDS.get(kind)
-    if known is None or bool(colon) != known[1]:
-        return None
-    return known[0]
-
-
 def registered_deploy_targets() -> set[str]:
-    return {target.deploy_target for target in TARGETS.values()}
+    return {target.deploy_target for target in TARGETS.values() if target.factory is not None}
 
 
 def default_execution_target(deploy_target: str) -> str | None:
     """The execution target a deploy to `deploy_target` uses when none is named; None when
-    the target needs a concrete id (a cluster, a host), which is never chosen automatically."""
+    the target needs a concrete id (a cluster, a host), which is never chosen automatically,
+    or has no backend here."""
     for kind, target in TARGETS.items():
-        if target.deploy_target == deploy_target and not target.needs_id:
+        if target.deploy_target == deploy_target and not target.needs_id and target.factory is not None:
             return kind
     return None

@@ -14,6 +14,7 @@ from fleet import netsafety
 from fleet.errors import ValidationFailed
 from fleet.api.principal import Principal
 
+from ..backends.base import GATEWAY_PORT
 from ..events import agent_event
 from ..models import Agent, DeployTarget, RuntimeFamily, Status
 from ..tokens import weak_token_reason
@@ -21,7 +22,6 @@ from .billing import agent_quota_check
 from .deploy import key_workspace_assign
 from .selection import clean_name
 
-DEFAULT_GATEWAY_PORT = 18789
 EXTERNAL = DeployTarget.EXTERNAL
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?$")
@@ -84,7 +84,7 @@ def _endpoint_from_host(host: str, port: int | None) -> Endpoint:
     host = host.strip().strip("[]")
     if not host or not _valid_host(host):
         raise ValidationFailed({"host": "Enter a hostname or an IP address (no scheme, no path)."})
-    port = DEFAULT_GATEWAY_PORT if port is None else port
+    port = GATEWAY_PORT if port is None else port
     if not 1 <= port <= 65535:
         raise ValidationFailed({"port": "Enter a port between 1 and 65535."})
     _check_port(port, "port")

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from ..backends.base import WorkloadSpec
+from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
 from ..models import Agent, RuntimeFamily
 
-GATEWAY_PORT = 18789  # the port the runtime listens on inside its workload
-LABEL_AGENT_ID = "fleet.agent_id"
-LABEL_MANAGED = "fleet.managed"
 FALLBACK_PUBLIC_URL = "http://localhost:8000"
 
 
