@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Start the project's own Docker engine (DESIGN.md section 6) and build the test runtime image.
+# Start the project's own Docker engine (no bridge, no iptables: this machine cannot program
+# netfilter, so containers use host networking) and build the test runtime image.
 # Idempotent: an engine that already answers is reused. Progress goes to stderr; stdout carries
 # only the last line, so `eval "$(.ci/docker-up.sh)"` exports FLEET_TEST_DOCKER_HOST.
 set -euo pipefail

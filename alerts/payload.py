@@ -1,4 +1,4 @@
-"""The body of a delivery (DESIGN.md section 4), the same for webhooks and emails:
+"""The body of a delivery, the same for webhooks and emails:
 
 {"id", "type", "occurredAt", "workspace": {id, name}, "agent": {id, name, status} | null,
  "message", "data", "rule": {id, name}, "test"}

@@ -1,4 +1,4 @@
-"""Benchmarks: they print figures and never pass or fail (DESIGN.md section 9).
+"""Benchmarks: they print figures and never pass or fail (targets: docs/performance.md).
 
 `make bench` (`python -m bench [name ...]`) runs the `main()` of every module bench/<name>.py
 against a throwaway database. A `main()` may assume that Django is set up, that the database

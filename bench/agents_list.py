@@ -8,7 +8,7 @@ Django's test client (no network), with the caller's Bearer session, so the figu
 control plane's own time: routing, authentication, the reads and the JSON encoding; the
 selector agent_list() is timed alone beside it. The gzip lines time the compression of this body per level
 (Django's GZipMiddleware uses 6; fleet.api.gzip a lower one).
-Targets (DESIGN.md section 9): at most 4 queries, median at most 10 ms at one client.
+Targets (docs/performance.md): at most 4 queries, median at most 10 ms at one client.
 """
 
 from __future__ import annotations

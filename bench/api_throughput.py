@@ -13,7 +13,7 @@ For each route:
 The list is fetched with Accept-Encoding: gzip, as browsers do; the figures say whether the
 answer came compressed. GET /api/agents/:id is measured on a stopped agent (no engine call)
 and on a running one, which asks the container engine (backend.inspect) per the spec.
-Targets (DESIGN.md section 9): list at most 4 queries, median at most 10 ms, at least 140
+Targets (docs/performance.md): list at most 4 queries, median at most 10 ms, at least 140
 requests/s at 8 clients; detail and auth/me at least 1,000 requests/s at 8 clients.
 """
 

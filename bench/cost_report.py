@@ -1,4 +1,4 @@
-"""GET /workspaces/cost over 1 million usage rows and 1,000 agents (DESIGN.md section 9: at
+"""GET /workspaces/cost over 1 million usage rows and 1,000 agents (docs/performance.md: at
 most 200 ms; the issue: under 500 ms).
 
 1,000 agents in 50 workspaces (every tenth agent in two), 30 days of usage over five models;

@@ -1,5 +1,5 @@
 """Stats history at full size: 24 hours of 10-second samples for 1,000 agents (8.64 million
-rows). Figures: `24h` and `1h` history requests (DESIGN.md section 9: at most 50 ms), one
+rows). Figures: `24h` and `1h` history requests (docs/performance.md: at most 50 ms), one
 sampler insert into the full table, and one purge pass of an hour's rows.
 
 The rows are generated in SQL (generate_series), hour by hour in time order, the way the

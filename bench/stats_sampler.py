@@ -1,5 +1,5 @@
 """One stats sampler tick for 1,000 agents, the engine calls replaced by a source that
-answers at once, so the figures are the control plane's own cost (DESIGN.md section 9:
+answers at once, so the figures are the control plane's own cost (docs/performance.md:
 at most 0.5 s and a constant number of queries per tick).
 
 With FLEET_TEST_DOCKER_HOST set (and fleet-test-runtime:latest built there, see

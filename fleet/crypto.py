@@ -132,7 +132,7 @@ def key_ring() -> KeyRing:
     return parse_key_ring(settings.FLEET_ENCRYPTION_KEYS)
 
 
-def generate_key() -> str:
+def new_key() -> str:
     """A fresh base64 AES-256 key, for an operator adding a key id to the ring."""
     return base64.urlsafe_b64encode(os.urandom(KEY_BYTES)).decode()
 

@@ -1,14 +1,8 @@
-"""Prometheus metrics: request counts and latency per route, plus gauges apps contribute.
+"""Prometheus metrics: request counts and latency per route.
 
 `PrometheusMiddleware` (first in MIDDLEWARE) counts every request by method, route
 pattern (e.g. "api/agents/<uuid:agent_id>", never the raw path, so label sets stay
-bounded) and status. Apps add gauges computed at scrape time with `register_gauge()`,
-typically from their AppConfig.ready():
-
-    register_gauge("fleet_agents", "Agents by status.", agents_by_status, labelnames=("status",))
-
-where `agents_by_status()` returns a number, or {("running",): 12, ("stopped",): 3}.
-A gauge whose callback fails is left out of that scrape (and logged); the scrape goes on.
+bounded) and status.
 
 `/metrics` serves the text format. Under gunicorn with several workers the counters are
 summed over the workers through PROMETHEUS_MULTIPROC_DIR, which fleet/gunicorn_conf.py sets
@@ -18,26 +12,18 @@ and empties before the workers start. Set METRICS_TOKEN to require `Authorizatio
 from __future__ import annotations
 
 import hmac
-import logging
 import os
-import re
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import HttpResponse
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
-
-logger = logging.getLogger(__name__)
 
 UNMATCHED_ROUTE = "unmatched"
 API_NOT_FOUND_URL_NAME = "api-not-found"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 REQUESTS = Counter(
     "fleet_http_requests_total", "HTTP requests answered, by method, route pattern and status.", ["method", "route", "status"]
@@ -71,62 +57,10 @@ class PrometheusMiddleware:
         return response
 
 
-# --- Gauges contributed by apps -------------------------------------------------------------
-
-GaugeValue = float | Mapping[tuple[str, ...], float]
-
-
-@dataclass(frozen=True)
-class _Gauge:
-    name: str
-    documentation: str
-    collect: Callable[[], GaugeValue]
-    labelnames: tuple[str, ...]
-
-
-_gauges: dict[str, _Gauge] = {}
-
-
-def register_gauge(
-    name: str, documentation: str, collect: Callable[[], GaugeValue], *, labelnames: tuple[str, ...] = ()
-) -> None:
-    """Add (or replace, by name) a gauge whose value `collect()` computes at scrape time."""
-    if not _NAME.match(name) or not all(_NAME.match(label) for label in labelnames):
-        raise ValueError(f"{name!r} or its labels are not valid Prometheus names.")
-    _gauges[name] = _Gauge(name, documentation, collect, tuple(labelnames))
-
-
-def unregister_gauge(name: str) -> None:
-    _gauges.pop(name, None)
-
-
-class _AppGaugeCollector:
-    def collect(self):
-        for gauge in list(_gauges.values()):
-            try:
-                value = gauge.collect()
-                family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=gauge.labelnames)
-                if isinstance(value, Mapping):
-                    for labels, number in value.items():
-                        family.add_metric([str(v) for v in labels], float(number))
-                else:
-                    family.add_metric([], float(value))
-            except Exception:  # one broken gauge must not break the scrape
-                logger.exception("Metrics gauge %s failed", gauge.name)
-                continue
-            yield family
-
-
-_app_gauges = _AppGaugeCollector()
-if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    REGISTRY.register(_app_gauges)
-
-
 def _registry() -> CollectorRegistry:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
-        registry.register(_app_gauges)
         return registry
     return REGISTRY
 

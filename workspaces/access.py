@@ -66,23 +66,6 @@ def workspace_roles(principal: Principal) -> dict[UUID, Role]:
     return {workspace_id: _session_role(principal, role) for workspace_id, role in rows}
 
 
-def role_in_workspace(principal: Principal, workspace_id) -> Role | None:
-    """The principal's role in one workspace, or None when it has none (or no such workspace)."""
-    workspace_id = uuid_or_none(workspace_id)
-    if workspace_id is None:
-        return None
-    if principal.is_api_key:
-        return role_of_key(principal.scopes) if workspace_id == principal.workspace_id else None
-    row = (
-        Workspace.objects.filter(pk=workspace_id)
-        .annotate(member_role=Subquery(_member_role_subquery(principal.user.pk)))
-        .values_list("member_role", flat=True)
-    )
-    if not row:
-        return None
-    return _session_role(principal, row[0])
-
-
 def workspaces_visible_to(principal: Principal) -> QuerySet[Workspace]:
     """Workspaces the principal lists: its memberships (a key: only its own workspace).
 

@@ -1,4 +1,4 @@
-"""The one protocol every deploy target implements (DESIGN.md section 5).
+"""The one protocol every deploy target implements.
 
 Deploy, redeploy, delete, stats and monitoring talk to a workload only through a
 `RuntimeBackend` obtained from `agents.backends.registry.backend_for(agent)`; nothing

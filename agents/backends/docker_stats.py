@@ -1,5 +1,9 @@
-"""Docker stats payload -> StatsSnapshot (DESIGN.md section 5), as pure functions, and the
-cache of previous CPU readings that lets a one-shot stats read give a CPU %.
+"""Docker stats payload -> StatsSnapshot, as pure functions, and the cache of previous CPU
+readings that lets a one-shot stats read give a CPU %.
+
+The maths: CPU % = delta container usage / delta system usage x online CPUs x 100; memory =
+usage minus page cache (`inactive_file` on cgroup v2, `cache` on v1); network = the sum over
+interfaces; disk = the sum of block-device reads and writes; MB = bytes / 1024^2.
 
 Kept apart from the backend so the maths can be tested on recorded cgroup v1 and v2
 payloads without an engine.

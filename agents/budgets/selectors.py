@@ -2,8 +2,7 @@
 
 Spend comes from the per-agent per-day rollup (AgentSpendDay): its rows since the earliest
 current period start are read once, summed per agent and period with FILTER, and joined to
-the budgets; ten thousand budgets cost one statement, never one per agent (DESIGN.md
-section 9).
+the budgets; ten thousand budgets cost one statement, never one per agent.
 """
 
 from __future__ import annotations

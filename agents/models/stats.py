@@ -1,4 +1,4 @@
-"""Stats history: one compact row per agent per sampler tick (DESIGN.md sections 5 and 9).
+"""Stats history: one compact row per agent per sampler tick.
 
 The table holds 24 hours of 10-second samples for the whole fleet (8.64 million rows for
 1,000 agents), so a row is kept small: no surrogate id (the primary key is

@@ -2,7 +2,8 @@
 
 Money is integer micro-dollars everywhere (1 USD = 1,000,000). Reads never aggregate the raw
 table: ingestion folds every accepted event into two rollups in the same transaction, so the
-cost report reads `UsageDaily` and the budget sweep reads `AgentSpendDay` (DESIGN.md section 9).
+cost report reads `UsageDaily` and the budget sweep reads `AgentSpendDay` (the sweep over
+10,000 agents must take under a second).
 """
 
 from __future__ import annotations

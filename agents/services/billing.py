@@ -1,4 +1,4 @@
-"""The agent-count limit of DESIGN.md section 4 (402 billing_limit on deploy and adopt).
+"""The agent-count limit: 402 billing_limit on deploy and adopt once a user has too many agents.
 
 paas: the user's plan caps the number of agents (`PAAS_PLAN_LIMITS`). Users carry no plan
 field yet, so every user is on the "free" tier unless their record grows a `plan` attribute.

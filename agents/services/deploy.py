@@ -22,7 +22,7 @@ def provisioning_enqueue(agent: Agent) -> None:
 
 
 def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:
-    """Rule (5) and adopt: an agent made with a workspace API key joins the key's workspace."""
+    """An agent deployed or adopted with a workspace API key joins the key's workspace."""
     if principal.is_api_key:
         WorkspaceAgent.objects.create(workspace_id=principal.workspace_id, agent=agent)
 

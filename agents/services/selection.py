@@ -65,7 +65,8 @@ def targets_remote_docker(request: DeployRequest) -> bool:
 
 
 def refuse_session_only_for_keys(principal: Principal, request: DeployRequest) -> None:
-    """Rule (2) and the migration draft: a key gets 403 session_required before any lookup."""
+    """Remote Docker placement and migration drafts are session-only: a key gets 403
+    session_required for them before any lookup."""
     if not principal.is_api_key:
         return
     if targets_remote_docker(request):
@@ -144,7 +145,7 @@ def _resources(request: DeployRequest) -> tuple[float, int, int]:
     ram_mb = int(getattr(settings, "DEFAULT_RAM_MB", None) or FALLBACK_RAM_MB)
     disk_gb = int(getattr(settings, "DEFAULT_DISK_GB", None) or FALLBACK_DISK_GB)
     if settings.PLATFORM_MODE == "paas":
-        return vcpu, ram_mb, disk_gb  # rule (1): the platform decides; plans limit counts only
+        return vcpu, ram_mb, disk_gb  # paas: the platform decides; plans limit agent counts only
     for field in ("vcpu", "ram_mb", "disk_gb"):
         value = getattr(request, field)
         if value is not None and not math.isfinite(value):
@@ -159,7 +160,8 @@ def _resources(request: DeployRequest) -> tuple[float, int, int]:
 
 
 def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> DeployPlan:
-    """Apply the deploy table and rules (1) to (5) to a parsed request (400/403 on failure)."""
+    """Resolve a parsed request into a deploy plan: family, target, profile and resources with
+    their defaults and limits (400 validation_error / 403 session_required on failure)."""
     refuse_session_only_for_keys(principal, request)
     if request.migration_draft_id is not None:
         _check_migration_draft(request.migration_draft_id)

@@ -1,5 +1,5 @@
 """Agent resource stats: live snapshots, the 10-second sampler, 24 hours of history.
 
-DESIGN.md sections 5 and 9. The sampler and the purge are declared for beat in
-`agents.stats.periodic`; the routes live in `agents.stats.urls`.
+The sampler and the purge are declared for beat in `agents.stats.periodic`; the routes live
+in `agents.stats.urls`.
 """

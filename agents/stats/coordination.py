@@ -36,6 +36,3 @@ def count(name: str) -> int:
     cache.add(key, 0, timeout=None)
     return cache.incr(key)
 
-
-def read_count(name: str) -> int:
-    return cache.get(f"count:{name}", 0)

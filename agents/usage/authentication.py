@@ -1,4 +1,4 @@
-"""The runtime's own credential for usage reports: `X-Agent-Token` (DESIGN.md section 4).
+"""The runtime's own credential for usage reports: `X-Agent-Token`, generated at deploy.
 
 It names no user, only the agent of the URL, so it is a DRF authentication class of its own:
 the request's principal becomes an `AgentCredential` for that agent once the token matches the

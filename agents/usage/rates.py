@@ -1,6 +1,6 @@
 """What an event costs: the runtime's own figure, an operator override, the catalog, or nothing.
 
-`rate_source` (DESIGN.md section 4) says which: `runtime` when the event carried `cost_usd`,
+`rate_source` says which: `runtime` when the event carried `cost_usd`,
 `override` for an admin ModelRate, `catalog` for the built-in table, `unpriced` (cost 0).
 
 Model ids are matched case-insensitively, with or without a vendor prefix

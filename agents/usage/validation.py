@@ -1,7 +1,7 @@
 """The body of POST /agents/:id/usage, checked field by field without a serializer per event.
 
-A batch of 1,000 events must parse in a few milliseconds (DESIGN.md section 9: 5,000 events/s
-per web worker), so this is a plain loop; errors name the field as `events.<n>.<name>`.
+A batch of 1,000 events must parse in a few milliseconds (the target is 5,000 events/s per
+web worker), so this is a plain loop; errors name the field as `events.<n>.<name>`.
 Unknown keys are ignored, so runtimes may send more than the contract reads.
 """
 

@@ -5,7 +5,7 @@ lease); only the worker whose UPDATE changed the row sends it, so no two workers
 delivery. A worker killed mid-send leaves the row "sending" until its lease expires; the task
 message comes back (acks_late) or the sweep re-enqueues it, and the next claim takes it over.
 
-Retries (DESIGN.md section 4): 6 attempts - now, then 10 s, 1 min, 5 min, 30 min and 2 h after
+Retries: 6 attempts - now, then 10 s, 1 min, 5 min, 30 min and 2 h after
 the previous failure. 2xx succeeds; 410 and every other 4xx but 408/429 end the delivery at once.
 """
 

@@ -101,7 +101,7 @@ def test_it_accepts_url_safe_base64_keys_without_padding():
 
 
 def test_a_generated_key_loads():
-    ring = crypto.parse_key_ring(f"new:{crypto.generate_key()}")
+    ring = crypto.parse_key_ring(f"new:{crypto.new_key()}")
     assert ring.primary_kid == "new"
 
 

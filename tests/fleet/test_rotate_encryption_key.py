@@ -4,6 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from fleet import crypto
+
 from .conftest import key_spec
 
 
@@ -113,3 +115,17 @@ def test_it_refuses_a_batch_size_below_one(db):
     with pytest.raises(CommandError):
         rotate("--batch-size", "0")
 
+
+
+def test_it_prints_a_new_key_entry_the_ring_accepts_and_changes_nothing(notes_under_old_key):
+    out = StringIO()
+    call_command("rotate_encryption_key", "--generate-key", "k2026", stdout=out)
+
+    entry = out.getvalue().strip()
+    assert entry.startswith("k2026:")
+    assert crypto.parse_key_ring(entry).primary_kid == "k2026"
+
+
+def test_a_generated_key_needs_a_valid_key_id():
+    with pytest.raises(CommandError, match="kid"):
+        call_command("rotate_encryption_key", "--generate-key", "bad id!")

@@ -1,4 +1,4 @@
-"""The real Docker engine for tests (DESIGN.md section 6) and the local test runtime image.
+"""The real Docker engine for tests (started by .ci/docker-up.sh) and the local test runtime image.
 
     def test_deploy_runs_a_container(docker_engine, docker_settings):
         ... the Docker backend now drives the test engine, on the host network, with

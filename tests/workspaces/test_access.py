@@ -17,7 +17,6 @@ from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member
 from workspaces.access import (
     WorkspaceRole,
-    role_in_workspace,
     workspace_access,
     workspace_roles,
     workspaces_visible_to,
@@ -79,7 +78,7 @@ def test_a_platform_admin_who_is_a_viewer_member_still_acts_as_admin():
     workspace = WorkspaceFactory()
     admin = make_member(workspace, Role.VIEWER, user=AdminFactory())
 
-    assert role_in_workspace(session(admin), workspace.id) is Role.ADMIN
+    assert workspace_access(session(admin), workspace.id).role is Role.ADMIN
     assert workspace_roles(session(admin)) == {workspace.id: Role.ADMIN}
 
 
@@ -163,7 +162,8 @@ def test_visible_workspaces_are_memberships_and_a_keys_own_workspace():
     assert list(workspaces_visible_to(key_principal(foreign, Scope.AGENTS_READ))) == [foreign]
     assert workspace_roles(session(user)) == {owned.id: Role.OWNER, joined.id: Role.EDITOR}
     assert workspace_roles(key_principal(foreign, Scope.AGENTS_WRITE)) == {foreign.id: Role.EDITOR}
-    assert role_in_workspace(key_principal(foreign, Scope.AGENTS_WRITE), owned.id) is None
+    with pytest.raises(WrongWorkspace):
+        workspace_access(key_principal(foreign, Scope.AGENTS_WRITE), owned.id)
 
 
 class _EditorOnly(APIView):

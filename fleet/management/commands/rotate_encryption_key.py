@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from fleet.crypto import DecryptionError, decrypt, encrypted_fields, key_ring, needs_rotation
+from fleet.crypto import DecryptionError, decrypt, encrypted_fields, key_ring, needs_rotation, new_key, parse_key_ring
 
 RAW = "_fleet_raw_token"
 
@@ -38,8 +39,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=500, help="Rows per transaction (default 500).")
         parser.add_argument("--dry-run", action="store_true", help="Count what would change; write nothing.")
+        parser.add_argument(
+            "--generate-key", metavar="KID",
+            help="Only print a new `KID:key` entry to put first in FLEET_ENCRYPTION_KEYS; change nothing.",
+        )
 
-    def handle(self, *args, batch_size: int, dry_run: bool, **options):
+    def handle(self, *args, batch_size: int, dry_run: bool, generate_key: str | None = None, **options):
+        if generate_key is not None:
+            entry = f"{generate_key}:{new_key()}"
+            try:
+                parse_key_ring(entry)  # the key id follows the ring's own rule
+            except ImproperlyConfigured as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(entry)
+            return
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1.")
         primary = key_ring().primary_kid

@@ -1,4 +1,4 @@
-"""The stats maths of DESIGN.md section 5 on recorded payloads. stats_cgroup_v1.json was
+"""The stats maths of agents/backends/docker_stats.py on recorded payloads. stats_cgroup_v1.json was
 recorded on this machine's cgroup v1 engine (CPU, network and block io raised by hand: host-mode
 containers have no interfaces); stats_cgroup_v2.json has the shape a cgroup v2 engine sends."""
 
