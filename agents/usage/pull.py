@@ -1,0 +1,110 @@
+"""Usage pulled from a runtime: cumulative figures turned into events, never counted twice.
+
+A runtime reports what one (UTC day, provider, model) has used so far, not single calls. What
+Fleet already recorded for that key (events pushed to POST /agents/:id/usage, and earlier pulls)
+comes first; a pull adds only what the runtime counts beyond it, as one event whose request id
+names the cumulative figures it brings the record up to. So a repeated pull finds nothing new,
+two pulls at once insert the same event once (the (agent, request_id) key), and a call that was
+both pushed and counted by the runtime is counted once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from ..models import Agent, UsageDaily
+from .money import MICROS_PER_USD
+from .services import usage_ingest
+from .validation import STRING_LIMITS, UsageInput
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class RuntimeUsage:
+    """What a runtime says one day, provider and model has used so far (cumulative)."""
+
+    day: date
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal | None = None  # None: the runtime priced nothing; the rate book does
+
+
+@dataclass(frozen=True)
+class PullResult:
+    pulled: int  # keys that brought new usage
+    unchanged: int  # keys the record already covered
+
+
+def usage_pull_record(*, agent: Agent, figures: list[RuntimeUsage], now: datetime | None = None) -> PullResult:
+    now = now or timezone.now()
+    figures = _merged(figures)
+    recorded = _recorded(agent, {figure.day for figure in figures})
+    events = [event for figure in figures if (event := _event_beyond(figure, recorded, now)) is not None]
+    accepted = usage_ingest(agent=agent, events=events, now=now).accepted if events else 0
+    return PullResult(pulled=accepted, unchanged=len(figures) - accepted)
+
+
+def _merged(figures: list[RuntimeUsage]) -> list[RuntimeUsage]:
+    """One figure per key, names cut to what the store keeps (a runtime may split a key)."""
+    merged: dict[tuple, RuntimeUsage] = {}
+    for figure in figures:
+        key = (figure.day, _name(figure.provider, "provider"), _name(figure.model, "model"))
+        tokens_in, tokens_out, cost = figure.input_tokens, figure.output_tokens, figure.cost_usd
+        earlier = merged.get(key)
+        if earlier is not None:
+            tokens_in, tokens_out = tokens_in + earlier.input_tokens, tokens_out + earlier.output_tokens
+            cost = None if cost is None or earlier.cost_usd is None else cost + earlier.cost_usd
+        merged[key] = RuntimeUsage(*key, tokens_in, tokens_out, cost)
+    return list(merged.values())
+
+
+def _name(value: str, field: str) -> str:
+    cleaned = (value or "").replace("\x00", "").strip()
+    return cleaned[: STRING_LIMITS[field]] or UNKNOWN
+
+
+def _recorded(agent: Agent, days: set[date]) -> dict[tuple, tuple[int, int, int]]:
+    """(day, provider, model) -> (input, output, cost micros) already recorded, every rate source."""
+    if not days:
+        return {}
+    rows = (
+        UsageDaily.objects.filter(agent_id=agent.pk, day__in=days)
+        .values("day", "provider", "model")
+        .annotate(i=Sum("input_tokens"), o=Sum("output_tokens"), c=Sum("cost_micros"))
+    )
+    return {(r["day"], r["provider"], r["model"]): (r["i"], r["o"], r["c"]) for r in rows}
+
+
+def _event_beyond(figure: RuntimeUsage, recorded: dict, now: datetime) -> UsageInput | None:
+    key = (figure.day, figure.provider, figure.model)
+    have_in, have_out, have_micros = recorded.get(key, (0, 0, 0))
+    extra_in, extra_out = figure.input_tokens - have_in, figure.output_tokens - have_out
+    if extra_in <= 0 and extra_out <= 0:
+        return None
+    cost = None
+    if figure.cost_usd is not None:
+        cost = max(Decimal(0), figure.cost_usd - Decimal(have_micros) / MICROS_PER_USD)
+    return UsageInput(
+        request_id=_request_id(figure),
+        model=figure.model,
+        provider=figure.provider,
+        input_tokens=max(0, extra_in),
+        output_tokens=max(0, extra_out),
+        cost_usd=cost,
+        occurred_at=min(now, datetime.combine(figure.day, time.max, tzinfo=UTC)),
+    )
+
+
+def _request_id(figure: RuntimeUsage) -> str:
+    """Names the cumulative state the event brings the record to: the same pull, the same id."""
+    state = f"{figure.day}|{figure.provider}|{figure.model}|{figure.input_tokens}|{figure.output_tokens}"
+    return "pull:" + hashlib.sha256(state.encode()).hexdigest()[:40]
