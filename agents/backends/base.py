@@ -109,8 +109,9 @@ class RuntimeBackend(Protocol):
 
     def restart(self, agent) -> None: ...
 
-    def remove(self, agent) -> None:
-        """Remove the workload; removing a missing one is not an error."""
+    def remove(self, agent, *, keep_state: bool = False) -> None:
+        """Remove the workload and its state storage; removing a missing one is not an error.
+        `keep_state` keeps the storage for the next workload of the same agent (a redeploy)."""
 
     def inspect(self, agent) -> LiveState: ...
 

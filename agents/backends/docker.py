@@ -4,12 +4,17 @@ Of the agent it reads only `id`, `container_id`, `container_name`, `gateway_host
 `runtime_family`. The engine is the source of truth for placement: every container carries
 the labels `fleet.agent_id`, `fleet.managed=true` and `fleet.host_port`, so a retried job
 finds its container and port allocation needs no table of its own.
+
+Each agent's runtime state lives in a named volume mounted at /state (`fleet.agent_id`
+labelled too): it outlives restarts and redeploys (`remove(keep_state=True)`) and goes with
+the agent (`remove()`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from urllib.parse import urlparse
 
@@ -38,6 +43,7 @@ from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 # The variable each runtime reads its gateway's listen port from.
 PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT"}
 
+STATE_PATH = "/state"  # where the runtime images keep everything (OPENCLAW_STATE_DIR, HERMES_HOME)
 API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
 CREATE_ATTEMPTS = 5  # port races lost before giving up
@@ -110,6 +116,11 @@ def _is_name_clash(error: docker_errors.APIError) -> bool:
     return error.status_code == 409 and "already in use" in str(error.explanation or error).lower()
 
 
+def state_volume_name(agent_id: str) -> str:
+    # The whole id, not the container name's 12 characters: two agents must never share state.
+    return f"fleet-agent-{uuid.UUID(str(agent_id)).hex}-state"
+
+
 def _label_port(attrs: dict) -> int | None:
     value = ((attrs.get("Config") or {}).get("Labels") or {}).get(PORT_LABEL, "")
     return int(value) if value.isdigit() else None
@@ -176,7 +187,8 @@ class DockerBackend:
         with engine_errors(self.host):
             self._require(agent).restart(timeout=STOP_TIMEOUT)
 
-    def remove(self, agent) -> None:
+    def remove(self, agent, *, keep_state: bool = False) -> None:
+        """Remove the container, and the state volume unless `keep_state` (a redeploy)."""
         client = engine_client(self.host)
         with engine_errors(self.host):
             # Everything labelled for the agent goes, so a duplicate left by a crashed job
@@ -193,6 +205,24 @@ class DockerBackend:
                 except docker_errors.APIError as exc:
                     if exc.status_code != 409:  # 409: removal already in progress
                         raise
+            if not keep_state:
+                self._remove_state(client, str(agent.id))
+
+    def _remove_state(self, client: docker.DockerClient, agent_id: str) -> None:
+        volumes = client.volumes.list(filters={"label": f"{AGENT_LABEL}={agent_id}"})
+        for volume in volumes:
+            # A container whose removal was already in progress may hold it for a moment.
+            deadline = time.monotonic() + TWIN_WAIT
+            while True:
+                try:
+                    volume.remove()
+                    break
+                except docker_errors.NotFound:
+                    break
+                except docker_errors.APIError as exc:
+                    if exc.status_code != 409 or time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.2)
 
     def inspect(self, agent) -> LiveState:
         with engine_errors(self.host):
@@ -352,6 +382,7 @@ class DockerBackend:
 
     def _create_container(self, client: docker.DockerClient, spec: WorkloadSpec, port: int) -> Container:
         options = self._container_options(client, spec, port)
+        self._ensure_state_volume(client, spec)
         try:
             return client.containers.create(**options)
         except docker_errors.ImageNotFound:
@@ -360,6 +391,12 @@ class DockerBackend:
         except docker_errors.NotFound as exc:
             # Not our container missing: something the container needs (a network, a volume).
             raise BackendError(f"The Docker engine could not create the container: {exc.explanation}") from exc
+
+    def _ensure_state_volume(self, client: docker.DockerClient, spec: WorkloadSpec) -> None:
+        """The agent's state volume, created on first deploy; an existing one (a redeploy, a
+        retried job) is kept as it is. The engine fills a new one from the image's /state."""
+        labels = {**settings.DOCKER_CONTAINER_LABELS, AGENT_LABEL: spec.agent_id, MANAGED_LABEL: "true"}
+        client.volumes.create(name=state_volume_name(spec.agent_id), labels=labels)
 
     def _pull(self, client: docker.DockerClient, image: str) -> None:
         try:
@@ -388,6 +425,7 @@ class DockerBackend:
                 LABEL_MANAGED: "true",
                 PORT_LABEL: str(port),
             },
+            "volumes": {state_volume_name(spec.agent_id): {"bind": STATE_PATH, "mode": "rw"}},
             "nano_cpus": int(vcpu * 1_000_000_000),
             "mem_limit": spec.ram_mb * MB,
             "restart_policy": {"Name": "unless-stopped"},

@@ -94,13 +94,14 @@ def agent_restart(*, agent: Agent) -> bool:
 
 @transaction.atomic
 def agent_redeploy(*, agent: Agent) -> Agent:
-    """Only from warning/error/stopped: remove the old workload, clear the reference, queue anew."""
+    """Only from warning/error/stopped: remove the old workload (keeping its state for the new
+    one), clear the reference, queue anew."""
     agent = agent_lock(agent.pk)
     _refuse_external(agent)
     if agent.status not in REDEPLOYABLE:
         raise InvalidState(f"Only a warning, error or stopped agent can be redeployed (it is {agent.status}).")
     if agent.container_id:
-        engine_call(agent, lambda backend: backend.remove(agent), missing_ok=True)
+        engine_call(agent, lambda backend: backend.remove(agent, keep_state=True), missing_ok=True)
     agent.status = Status.QUEUED
     agent.container_id = agent.container_name = agent.node = agent.last_error = ""
     agent.gateway_host_port = None
@@ -118,10 +119,21 @@ def agent_delete(*, agent: Agent) -> bool:
     agent = agent_lock(agent.pk)
     if not agent.is_external and agent.container_id:
         engine_call(agent, lambda backend: backend.remove(agent), missing_ok=True)
+    elif not agent.is_external and agent.status == Status.ERROR:
+        _remove_leftover_state(agent)
     workspace_ids = agent_workspace_ids(agent)
     agent_event(agent, "agent.deleted", f"Agent {agent.name} was deleted.", workspace_ids=workspace_ids)
     agent.delete()
     return True
+
+
+def _remove_leftover_state(agent: Agent) -> None:
+    """A redeploy that failed before its container existed leaves the state the redeploy kept.
+    Best effort: an unreachable engine must not keep an errored agent from being deleted."""
+    try:
+        backend_of(agent).remove(agent)
+    except BackendError as exc:
+        logger.warning("Could not remove the leftover state of agent %s: %s", agent.pk, exc)
 
 
 def agent_reconcile(*, agent: Agent) -> Agent:

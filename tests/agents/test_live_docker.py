@@ -106,6 +106,8 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     assert restarted.json() == {"success": True}
     assert docker_engine.containers.get(agent.container_id).attrs["State"]["StartedAt"] != first_start
 
+    state_volume = f"fleet-agent-{agent.id.hex}-state"
+    docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", "echo kept >/state/marker"])
     client.post(f"{url}/stop")
     redeployed = client.post(f"{url}/redeploy")
     assert redeployed.json() == {"success": True, "status": "queued"}
@@ -114,10 +116,13 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     fresh = Agent.objects.get(pk=agent.id)
     assert fresh.container_id and fresh.container_id != agent.container_id
     assert docker_engine.containers.get(fresh.container_id).status == "running"
+    kept = docker_engine.containers.get(fresh.container_id).exec_run(["cat", "/state/marker"])
+    assert kept.output.decode().strip() == "kept"  # the redeploy kept the agent's state volume
 
     deleted = client.delete(url)
     assert deleted.json() == {"success": True}
     assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
+    assert not [v for v in docker_engine.volumes.list() if v.name == state_volume]
     assert not Agent.objects.filter(pk=agent.id).exists()
 
 

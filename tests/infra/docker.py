@@ -8,8 +8,8 @@
 `docker_engine` is a docker.DockerClient for FLEET_TEST_DOCKER_HOST. When that is unset and we
 are root on a machine with dockerd, the fixture runs .ci/docker-up.sh itself. Containers made
 while `docker_settings` is active carry this session's label (other sessions may share the
-engine) and are removed after each test module; those of sessions that died are removed when
-the next session starts.
+engine) and are removed after each test module, with their state volumes; those of sessions
+that died are removed when the next session starts.
 
 The image (tests/infra/images) answers /health with 200 and /env with the names of the
 environment variables it got; `docker exec <id> allocate 64` holds 64 MB of memory.
@@ -115,16 +115,28 @@ def _remove(containers) -> None:
             pass
 
 
+def _remove_volumes(volumes) -> None:
+    for volume in volumes:
+        try:
+            volume.remove(force=True)
+        except docker_errors.APIError:
+            pass  # still used by a container another cleanup is removing: the next one gets it
+
+
 def remove_session_containers(client: docker.DockerClient) -> None:
-    """Remove the fleet containers this test session created (never another session's)."""
+    """Remove the fleet containers and state volumes this test session created (never another
+    session's)."""
     labels = ["fleet.managed=true", f"{SESSION_LABEL}={SESSION_ID}"]
     _remove(client.containers.list(all=True, filters={"label": labels}, ignore_removed=True))
+    _remove_volumes(client.volumes.list(filters={"label": labels}))
 
 
 def remove_abandoned_containers(client: docker.DockerClient) -> None:
     """Remove what test sessions that died before their cleanup left behind (they hold ports)."""
     tagged = client.containers.list(all=True, filters={"label": SESSION_LABEL}, ignore_removed=True)
     _remove(c for c in tagged if not _session_alive(c.labels[SESSION_LABEL]))
+    volumes = client.volumes.list(filters={"label": SESSION_LABEL})
+    _remove_volumes(v for v in volumes if not _session_alive((v.attrs.get("Labels") or {})[SESSION_LABEL]))
 
 
 @pytest.fixture(scope="module", autouse=True)
