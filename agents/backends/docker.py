@@ -209,7 +209,7 @@ class DockerBackend:
                 self._remove_state(client, str(agent.id))
 
     def _remove_state(self, client: docker.DockerClient, agent_id: str) -> None:
-        volumes = client.volumes.list(filters={"label": f"{AGENT_LABEL}={agent_id}"})
+        volumes = client.volumes.list(filters={"label": f"{LABEL_AGENT_ID}={agent_id}"})
         for volume in volumes:
             # A container whose removal was already in progress may hold it for a moment.
             deadline = time.monotonic() + TWIN_WAIT
@@ -395,7 +395,7 @@ class DockerBackend:
     def _ensure_state_volume(self, client: docker.DockerClient, spec: WorkloadSpec) -> None:
         """The agent's state volume, created on first deploy; an existing one (a redeploy, a
         retried job) is kept as it is. The engine fills a new one from the image's /state."""
-        labels = {**settings.DOCKER_CONTAINER_LABELS, AGENT_LABEL: spec.agent_id, MANAGED_LABEL: "true"}
+        labels = {**settings.DOCKER_CONTAINER_LABELS, LABEL_AGENT_ID: spec.agent_id, LABEL_MANAGED: "true"}
         client.volumes.create(name=state_volume_name(spec.agent_id), labels=labels)
 
     def _pull(self, client: docker.DockerClient, image: str) -> None:
