@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.tokens import session_token_issue
 from tests.factories.accounts import AdminFactory, UserFactory
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
+from tests.support import client_for
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
-
-
-def need_service(available: bool, reason: str) -> None:
-    """Skip a test whose real service is missing; under CI=true, fail instead."""
-    if available:
-        return
-    if IN_CI:
-        pytest.fail(f"required service missing under CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)
@@ -43,17 +30,6 @@ def _clear_cache():
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
-
-
-def client_for(user=None, *, api_key: str | None = None, header: str = "X-Api-Key") -> APIClient:
-    """An APIClient carrying a Bearer session for `user`, or an API key header."""
-    client = APIClient()
-    if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {session_token_issue(user=user)}")
-    if api_key is not None:
-        meta = "HTTP_" + header.upper().replace("-", "_")
-        client.credentials(**{meta: api_key})
-    return client
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from tests.conftest import need_service
+from tests.support import need_service
 
 SIGNUPS = 4  # under the signup burst limit of 5 per IP
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from agents.models import Agent, Status
-from tests.conftest import client_for
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 
 @dataclass

@@ -76,8 +76,8 @@ def test_only_the_direct_owner_deletes(tenancy, caller):
 
 
 def test_a_key_of_the_owner_with_agents_write_may_delete_inside_its_workspace(tenancy):
-    from tests.conftest import client_for
     from tests.factories.workspaces import make_api_key
+    from tests.support import client_for
 
     tenancy.workspace.memberships.filter(user=tenancy.owner).update(role="editor")
     agent = shared_agent(tenancy)

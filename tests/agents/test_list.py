@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.support import client_for
 
 from .conftest import shared_agent
 

@@ -11,8 +11,8 @@ import requests
 from agents.models import Agent
 from agents.tokens import usage_token_digest
 from fleet.models import Event
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
+from tests.support import client_for
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker]
 

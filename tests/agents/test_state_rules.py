@@ -6,8 +6,8 @@ import pytest
 
 from agents.models import Agent
 from fleet.models import Event
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ import pytest
 
 from alerts.models import AlertRule
 from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
 from tests.factories.workspaces import make_api_key
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

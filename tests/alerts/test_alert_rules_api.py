@@ -3,7 +3,7 @@ from django.db import connection
 
 from alerts.models import AlertChannel, AlertRule
 from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from alerts.models import Delivery, DeliveryStatus
 from alerts.services import delivery_attempt
 from fleet import events
 from tests.alerts.conftest import make_rule
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_sweep, delivery_attempt
 from fleet import events
 from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.worker
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import client_for
 from workspaces.roles import Role, Scope
 
 SESSION_CALLERS = ("owner", "admin", "editor", "viewer", "outsider", "platform_admin")

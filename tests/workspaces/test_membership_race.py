@@ -8,9 +8,9 @@ import time
 import pytest
 from django.db import connection, connections, transaction
 
-from tests.conftest import client_for, need_service
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import WorkspaceFactory
+from tests.support import client_for, need_service
 from workspaces.models import Membership
 
 pytestmark = pytest.mark.django_db(transaction=True)

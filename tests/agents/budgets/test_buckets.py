@@ -6,7 +6,7 @@ import pytest
 
 from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

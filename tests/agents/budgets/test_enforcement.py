@@ -16,7 +16,7 @@ from fleet.celery import app as celery_app
 from fleet.models import Event
 from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

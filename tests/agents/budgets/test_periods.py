@@ -10,7 +10,7 @@ import time_machine
 from agents.budgets.periods import period_window
 from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from agents.models import StatsSample
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 
 @dataclass

@@ -8,9 +8,9 @@ import pytest
 import time_machine
 
 from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.support import client_for
 
 from .helpers import spend
 

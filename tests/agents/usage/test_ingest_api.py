@@ -7,7 +7,7 @@ import pytest
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
 from agents.tokens import usage_token_digest, usage_token_for
 from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
+from tests.support import client_for
 
 from .helpers import event
 

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory
+from tests.support import client_for
 
 from .helpers import event
 

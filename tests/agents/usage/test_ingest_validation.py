@@ -6,7 +6,7 @@ import pytest
 
 from agents.models import UsageEvent
 from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
+from tests.support import client_for
 
 from .helpers import event
 
