@@ -9,7 +9,7 @@ import pytest
 from agents.models import Agent, Status
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory, make_api_key
+from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
 from tests.support import client_for
 
 
@@ -48,8 +48,8 @@ def tenancy(db) -> Tenancy:
     owner = UserFactory()
     members = {}
     for role in ("admin", "editor", "viewer"):
-        members[role] = MembershipFactory(workspace=workspace, role=role).user
-    MembershipFactory(workspace=workspace, user=owner, role="viewer")
+        members[role] = make_member(workspace, role)
+    make_member(workspace, "viewer", user=owner)
     return Tenancy(
         owner=owner,
         workspace=workspace,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
 from tests.support import client_for
 
 from .conftest import shared_agent
@@ -54,7 +54,7 @@ def test_the_direct_owner_is_owner_even_when_only_a_viewer_of_the_workspace(tena
 def test_the_highest_workspace_role_wins(tenancy):
     agent = shared_agent(tenancy)
     second = WorkspaceFactory()
-    MembershipFactory(workspace=second, user=tenancy.viewer, role="admin")
+    make_member(second, "admin", user=tenancy.viewer)
     WorkspaceAgentFactory(workspace=second, agent=agent)
 
     row = tenancy.client("viewer").get("/api/agents").json()[0]
@@ -152,7 +152,7 @@ def test_no_credential_is_401(tenancy):
 def _populate(user, *, agents: int, workspaces: int):
     spaces = [WorkspaceFactory() for _ in range(workspaces)]
     for space in spaces:
-        MembershipFactory(workspace=space, user=user, role="editor")
+        make_member(space, "editor", user=user)
     for i in range(agents):
         agent = AgentFactory()
         WorkspaceAgentFactory(workspace=spaces[i % workspaces], agent=agent)

@@ -14,13 +14,13 @@ import orjson
 import pytest
 from django.db import connection
 
-from agents.models import Agent
+from agents.models import Agent, WorkspaceAgent
 from agents.selectors import _listed_assignments, _visible_agents, agent_list, agent_list_body
 from agents.selectors_list_sql import agent_list_body_sql
 from fleet.api.principal import API_KEY, Principal
 from fleet.api.renderers import RenderedJSON, dumps
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
 from workspaces.access import workspace_roles
 
 from .conftest import shared_agent
@@ -46,8 +46,10 @@ def _tricky_data(tenancy):
     twin_b = WorkspaceFactory(name="twin")
     odd = WorkspaceFactory(name='odd "name" \\ ü')
     for space in (twin_a, twin_b, odd):
-        MembershipFactory(workspace=space, user=tenancy.editor, role="admin")
-    WorkspaceAgentFactory(workspace=twin_a, agent=agents[1], role=None)
+        make_member(space, "admin", user=tenancy.editor)
+    unlabelled = WorkspaceAgentFactory(workspace=twin_a, agent=agents[1])
+    # The service always writes a label; the column allows none, so clear it by hand.
+    WorkspaceAgent.objects.filter(pk=unlabelled.pk).update(role=None)
     WorkspaceAgentFactory(workspace=twin_b, agent=agents[1], role="a \"label\"")
     WorkspaceAgentFactory(workspace=odd, agent=agents[2])
     WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=agents[3])  # a workspace few see

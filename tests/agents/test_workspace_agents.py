@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, WorkspaceAgent
-from tests.factories.agents import AgentFactory
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 
 from .conftest import shared_agent
 
@@ -117,7 +117,7 @@ def test_editors_and_up_list_their_candidates(tenancy, caller):
 
 def test_candidates_are_the_callers_own_agents_flagged_when_assigned(tenancy):
     mine_assigned = AgentFactory(owner=tenancy.editor, name="in")
-    WorkspaceAgent.objects.create(workspace=tenancy.workspace, agent=mine_assigned)
+    WorkspaceAgentFactory(workspace=tenancy.workspace, agent=mine_assigned)
     mine_free = AgentFactory(owner=tenancy.editor, name="out")
     shared_agent(tenancy)  # not the editor's
 

@@ -1,4 +1,4 @@
-"""Alerts fixtures: a workspace with a member of every role, an outsider, and rule helpers."""
+"""Alerts fixtures: a workspace with a member of every role, an outsider, and what would be published."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ import pytest
 
 from accounts.models import User
 from alerts import tasks
-from alerts.channel_config import parse_channels
-from alerts.services import alert_rule_create
 from tests.factories.accounts import AdminFactory, UserFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
 from workspaces.models import Workspace
 from workspaces.roles import Role
 
@@ -53,11 +51,11 @@ def tenancy(db) -> Tenancy:
     workspace = WorkspaceFactory()
     other = WorkspaceFactory()
     members = {
-        role: MembershipFactory(workspace=workspace, role=role.label).user
+        role: make_member(workspace, role.label)
         for role in (Role.ADMIN, Role.EDITOR, Role.VIEWER)
     }
     outsider = UserFactory()
-    MembershipFactory(workspace=other, user=outsider, role=Role.ADMIN.label)
+    make_member(other, Role.ADMIN.label, user=outsider)
     return Tenancy(
         workspace=workspace,
         other_workspace=other,
@@ -69,18 +67,3 @@ def tenancy(db) -> Tenancy:
         platform_admin=AdminFactory(),
     )
 
-
-def make_rule(*, workspace, channels, pattern="agent.*", name="Ops", enabled=True, created_by=None):
-    """A rule made through the service, from channel objects as the API takes them."""
-    return alert_rule_create(
-        workspace=workspace,
-        created_by=created_by or workspace.owner,
-        name=name,
-        event_pattern=pattern,
-        channels=parse_channels(channels),
-        enabled=enabled,
-    )
-
-
-def webhook(url: str, **extra) -> dict:
-    return {"type": "webhook", "url": url, **extra}

@@ -3,7 +3,7 @@
 import pytest
 
 from alerts.models import AlertRule
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 from tests.factories.workspaces import make_api_key
 from tests.support import client_for
 

@@ -12,7 +12,7 @@ from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_dispatch, dispatch, dispatch_request
 from fleet import events
 from fleet.models import Event
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 
 HOOK = "http://127.0.0.1:9/hook"
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import delivery_attempt
 from fleet import events
-from tests.alerts.conftest import make_rule
+from tests.factories.alerts import make_rule
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db

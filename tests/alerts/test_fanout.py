@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_create
 from fleet import events
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 from tests.factories.workspaces import WorkspaceFactory
 from tests.support import client_for
 

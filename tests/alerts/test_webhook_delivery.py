@@ -14,7 +14,7 @@ from alerts.services import MAX_ATTEMPTS, RETRY_DELAYS, delivery_attempt, delive
 from agents.services.lifecycle import agent_delete
 from fleet import events
 from fleet.models import Event
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import WorkspaceAgentFactory
 

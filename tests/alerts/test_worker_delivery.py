@@ -10,7 +10,7 @@ from django.utils import timezone
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_sweep, delivery_attempt
 from fleet import events
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 from tests.support import client_for
 
 pytestmark = pytest.mark.worker

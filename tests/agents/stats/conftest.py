@@ -4,14 +4,12 @@ an outsider, keys of that workspace and of another; plus history rows made to me
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
 import pytest
 
-from agents.models import StatsSample
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory, make_api_key
+from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
 from tests.support import client_for
 
 
@@ -39,32 +37,10 @@ def tenancy(db) -> AgentTenancy:
     other_workspace = WorkspaceFactory(owner=owner)
     tenancy = AgentTenancy(agent=agent, workspace=workspace)
     tenancy.users["owner"] = owner
-    tenancy.users["viewer"] = MembershipFactory(workspace=workspace, role="viewer").user
+    tenancy.users["viewer"] = make_member(workspace, "viewer")
     tenancy.users["outsider"] = UserFactory()
     tenancy.keys["key_agents_read"] = make_api_key(workspace=workspace, scopes=["agents:read"])[1]
     tenancy.keys["key_workspaces_read"] = make_api_key(workspace=workspace, scopes=["workspaces:read"])[1]
     tenancy.keys["key_other_workspace"] = make_api_key(workspace=other_workspace, scopes=["agents:read"])[1]
     return tenancy
 
-
-def make_samples(agent, *, start: datetime, count: int, every: timedelta = timedelta(seconds=10), **values):
-    """`count` history rows of `agent`, `every` apart from `start`; sample i has
-    cpu_percent i, pids i and counters 10 x i unless `values` says otherwise."""
-    rows = [
-        StatsSample(
-            agent=agent,
-            recorded_at=start + i * every,
-            cpu_percent=values.get("cpu_percent", float(i)),
-            memory_usage_mb=values.get("memory_usage_mb", 100.0),
-            memory_limit_mb=values.get("memory_limit_mb", 512.0),
-            memory_percent=values.get("memory_percent", 100.0 / 512.0 * 100.0),
-            network_rx_mb=values.get("network_rx_mb", 10.0 * i),
-            network_tx_mb=values.get("network_tx_mb", 5.0 * i),
-            disk_read_mb=values.get("disk_read_mb", 2.0 * i),
-            disk_write_mb=values.get("disk_write_mb", 1.0 * i),
-            pids=values.get("pids", i),
-        )
-        for i in range(count)
-    ]
-    StatsSample.objects.bulk_create(rows, batch_size=5000)
-    return rows

@@ -9,9 +9,7 @@ import pytest
 from django.utils import timezone
 
 from agents.stats.history import MAX_RECORDS
-from tests.factories.agents import AgentFactory
-
-from .conftest import make_samples
+from tests.factories.agents import AgentFactory, make_samples
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import time_machine
 
 from tests.agents.conftest import shared_agent
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
 from tests.support import client_for
 
 from .helpers import spend
@@ -30,7 +30,7 @@ def fleet(tenancy):
     """Agent `both` in tenancy.workspace and a second workspace; `solo` in tenancy.workspace only;
     `loose` owned by tenancy.owner and in no workspace; `foreign` in other_workspace."""
     second = WorkspaceFactory(name="Second", owner=tenancy.workspace_owner)
-    MembershipFactory(workspace=second, user=tenancy.owner, role="viewer")
+    make_member(second, "viewer", user=tenancy.owner)
     both = shared_agent(tenancy, name="both")
     WorkspaceAgentFactory(workspace=second, agent=both)
     solo = shared_agent(tenancy, name="solo")
