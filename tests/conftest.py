@@ -1,4 +1,4 @@
-"""Shared fixtures: API clients for each kind of credential, and service gates."""
+"""Shared fixtures: the tenancy, API clients, and settings every test runs with."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.factories.accounts import AdminFactory, UserFactory
-from tests.support import client_for
+from tests.support import Tenancy, client_for
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
@@ -45,3 +45,9 @@ def platform_admin(db):
 @pytest.fixture
 def user_client(user) -> APIClient:
     return client_for(user)
+
+
+@pytest.fixture
+def tenancy(db) -> Tenancy:
+    """A workspace with someone in every role, an outsider and a platform admin (tests.support.Tenancy)."""
+    return Tenancy.create()

@@ -1,16 +1,25 @@
-"""The vocabulary the tests of every app share: callers, real services, waiting."""
+"""The vocabulary the tests of every app share: who is who (Tenancy), calling the API as
+them (client_for), real services (need_service) and waiting (wait_until)."""
 
 from __future__ import annotations
 
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.models import User
 from accounts.tokens import session_token_issue
+from agents.models import Agent, Status
+from tests.factories.accounts import AdminFactory, UserFactory
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
+from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from workspaces.models import Workspace
+from workspaces.roles import Role
 
 T = TypeVar("T")
 
@@ -35,6 +44,72 @@ def client_for(user=None, *, api_key: str | None = None, header: str = "X-Api-Ke
         meta = "HTTP_" + header.upper().replace("-", "_")
         client.credentials(**{meta: api_key})
     return client
+
+
+@dataclass
+class Tenancy:
+    """One workspace with someone in every role, and people outside it (the `tenancy` fixture).
+
+    `owner` created `workspace`; `admin`, `editor` and `viewer` hold those roles in it;
+    `agent_owner` is a viewer too, and owns the agents `agent()` shares into it: direct
+    ownership next to the lowest role. `outsider` owns `other_workspace` and has no role
+    here; `platform_admin` runs the platform and is a member of no workspace.
+    """
+
+    workspace: Workspace
+    other_workspace: Workspace
+    owner: User
+    admin: User
+    editor: User
+    viewer: User
+    agent_owner: User
+    outsider: User
+    platform_admin: User
+
+    @classmethod
+    def create(cls) -> Tenancy:
+        owner, outsider = UserFactory(), UserFactory()
+        workspace = WorkspaceFactory(owner=owner)
+        return cls(
+            workspace=workspace,
+            other_workspace=WorkspaceFactory(owner=outsider),
+            owner=owner,
+            admin=make_member(workspace, Role.ADMIN),
+            editor=make_member(workspace, Role.EDITOR),
+            viewer=make_member(workspace, Role.VIEWER),
+            agent_owner=make_member(workspace, Role.VIEWER),
+            outsider=outsider,
+            platform_admin=AdminFactory(),
+        )
+
+    def key(self, *scopes: str, workspace: Workspace | None = None) -> str:
+        """The raw secret of a new API key with `scopes`, of `workspace` (this one unless
+        given) and issued by that workspace's owner."""
+        workspace = workspace or self.workspace
+        return make_api_key(workspace=workspace, scopes=scopes)[1]
+
+    def agent(self, owner: User | None = None, *, workspace: Workspace | None = None, **fields) -> Agent:
+        """An agent of `owner` (agent_owner unless given) assigned to `workspace` (this one
+        unless given). Stopped and without a container unless `fields` say otherwise, so its
+        routes answer without an engine."""
+        fields.setdefault("status", Status.STOPPED)
+        fields.setdefault("container_id", "")
+        agent = AgentFactory(owner=owner or self.agent_owner, **fields)
+        WorkspaceAgentFactory(workspace=workspace or self.workspace, agent=agent)
+        return agent
+
+    def client(self, caller: str) -> APIClient:
+        """A client for a caller named as the access tables name them: a user attribute
+        ("owner", "viewer", "outsider", ...), "anonymous", "key:<scope>,<scope>" (a key of
+        this workspace issued by its owner) or "other-key" (a key of other_workspace with
+        agents:read and agents:write)."""
+        if caller == "anonymous":
+            return client_for()
+        if caller == "other-key":
+            return client_for(api_key=self.key("agents:read", "agents:write", workspace=self.other_workspace))
+        if caller.startswith("key:"):
+            return client_for(api_key=self.key(*caller.removeprefix("key:").split(",")))
+        return client_for(getattr(self, caller))
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.1) -> T:

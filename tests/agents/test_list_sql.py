@@ -23,8 +23,6 @@ from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member
 from workspaces.access import workspace_roles
 
-from .conftest import shared_agent
-
 pytestmark = pytest.mark.django_db
 
 on_postgresql = pytest.mark.skipif(
@@ -38,7 +36,7 @@ VCPUS = [0.0, -0.0, 0.25, 1.0, 16.0, 0.1 + 0.2, 1e-4, 0.00123, 2.5, 123456789012
 def _tricky_data(tenancy):
     """Agents and assignments around the tenancy with every kind of value the body carries."""
     names = ['quote " and \\ backslash', "tab\tnewline\ncontrol\x01\x1f", "accents é and emoji 😀", "del \x7f /"]
-    agents = [shared_agent(tenancy, name=name, vcpu=vcpu) for name, vcpu in zip(names * 3, VCPUS)]
+    agents = [tenancy.agent(name=name, vcpu=vcpu) for name, vcpu in zip(names * 3, VCPUS)]
     agents[0].paused_reason = "budget_exceeded"
     agents[0].save(update_fields=["paused_reason"])
     # Two workspaces with the same name (order by id among them), one label null, one custom.
@@ -57,7 +55,7 @@ def _tricky_data(tenancy):
     mine = AgentFactory(owner=tenancy.editor, vcpu=4.0)
     AgentFactory(owner=tenancy.editor, paused_reason="budget_exceeded")
     WorkspaceAgentFactory(workspace=twin_a, agent=mine)
-    issuer = AgentFactory(owner=tenancy.workspace_owner)
+    issuer = AgentFactory(owner=tenancy.owner)
     WorkspaceAgentFactory(workspace=tenancy.workspace, agent=issuer)
     AgentFactory()  # nobody's business
     # Timestamps: whole seconds (no fraction written), a few microseconds (leading zeros kept),
@@ -70,11 +68,11 @@ def _tricky_data(tenancy):
 
 def _key(tenancy, *scopes) -> Principal:
     return Principal(
-        user=tenancy.workspace_owner, kind=API_KEY, workspace_id=tenancy.workspace.pk, scopes=frozenset(scopes)
+        user=tenancy.owner, kind=API_KEY, workspace_id=tenancy.workspace.pk, scopes=frozenset(scopes)
     )
 
 
-CALLERS = ["owner", "editor", "viewer", "admin", "workspace_owner", "outsider", "platform_admin"]
+CALLERS = ["agent_owner", "editor", "viewer", "admin", "owner", "outsider", "platform_admin"]
 
 
 @on_postgresql
@@ -111,8 +109,8 @@ def test_the_endpoint_sends_the_databases_bytes_as_json(tenancy):
 @on_postgresql
 @pytest.mark.parametrize("vcpu", [1e-7, 1e15, 1e300, math.inf, math.nan])
 def test_floats_the_sql_cannot_write_as_orjson_does_fall_back_to_python(tenancy, vcpu):
-    shared_agent(tenancy, vcpu=0.5)
-    shared_agent(tenancy, vcpu=vcpu)
+    tenancy.agent(vcpu=0.5)
+    tenancy.agent(vcpu=vcpu)
     principal = Principal(user=tenancy.editor)
 
     body = agent_list_body(principal)
@@ -123,7 +121,7 @@ def test_floats_the_sql_cannot_write_as_orjson_does_fall_back_to_python(tenancy,
 
 @on_postgresql
 def test_nothing_visible_is_an_empty_array(tenancy):
-    shared_agent(tenancy)
+    tenancy.agent()
 
     body = agent_list_body(Principal(user=tenancy.outsider))
 
@@ -142,7 +140,7 @@ def test_the_body_takes_two_queries_whatever_the_numbers(tenancy, django_assert_
 
 @on_postgresql
 def test_the_sql_builder_answers_none_rather_than_a_different_float(tenancy):
-    shared_agent(tenancy, vcpu=1e20)
+    tenancy.agent(vcpu=1e20)
     principal = Principal(user=tenancy.editor)
     roles = workspace_roles(principal)
 

@@ -98,11 +98,9 @@ def test_get_leaves_agents_without_a_workload_as_stored(user):
 
 
 def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
-    from .conftest import shared_agent
+    agent = tenancy.agent(name="doomed")
 
-    agent = shared_agent(tenancy, name="doomed")
-
-    tenancy.client("owner").delete(f"/api/agents/{agent.id}")
+    tenancy.client("agent_owner").delete(f"/api/agents/{agent.id}")
 
     event = Event.objects.get(kind="agent.deleted", agent_id=agent.id)
     assert event.workspace_ids == [str(tenancy.workspace.id)]

@@ -8,7 +8,6 @@ import pytest
 import time_machine
 
 from agents.budgets.periods import period_window
-from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
 from tests.support import client_for
 
@@ -55,18 +54,18 @@ def _budgets(user, agent) -> dict:
     ],
 )
 def test_spend_counts_until_the_period_ends_and_then_resets(tenancy, spent_at, last_moment, period, resets_at):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     with time_machine.travel(spent_at, tick=False):
-        client_for(tenancy.owner).put(
+        client_for(tenancy.agent_owner).put(
             f"/api/agents/{agent.id}/budget", {"period": period, "limit_usd": 10}, format="json"
         )
         spend(agent, 4.0)
 
     with time_machine.travel(last_moment, tick=False):
-        budget = _budgets(tenancy.owner, agent)[period]
+        budget = _budgets(tenancy.agent_owner, agent)[period]
         assert (budget["currentUsd"], budget["resetsAt"]) == (4.0, resets_at)
 
     with time_machine.travel(last_moment + timedelta(seconds=1), tick=False):
-        budget = _budgets(tenancy.owner, agent)[period]
+        budget = _budgets(tenancy.agent_owner, agent)[period]
         assert (budget["currentUsd"], budget["pct"], budget["bucket"]) == (0, 0, "none")
         assert budget["resetsAt"] > resets_at
