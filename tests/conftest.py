@@ -1,12 +1,14 @@
-"""Shared fixtures: the tenancy, API clients, and settings every test runs with."""
+"""Shared fixtures: the tenancy, API clients, the clock, and settings every test runs with."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from rest_framework.test import APIClient
 
 from tests.factories.accounts import AdminFactory, UserFactory
-from tests.support import Tenancy, client_for
+from tests.support import Clock, Tenancy, client_for, frozen_clock
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
@@ -51,3 +53,10 @@ def user_client(user) -> APIClient:
 def tenancy(db) -> Tenancy:
     """A workspace with someone in every role, an outsider and a platform admin (tests.support.Tenancy)."""
     return Tenancy.create()
+
+
+@pytest.fixture
+def clock() -> Iterator[Clock]:
+    """The clock stopped at the test's start; move it with clock.move_to() or clock.advance()."""
+    with frozen_clock() as clock:
+        yield clock

@@ -1,15 +1,20 @@
 """The vocabulary the tests of every app share: who is who (Tenancy), calling the API as
-them (client_for), real services (need_service) and waiting (wait_until)."""
+them (client_for), the clock (frozen_clock), real services (need_service) and waiting
+(wait_until)."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 import pytest
+import time_machine
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import User
@@ -110,6 +115,31 @@ class Tenancy:
         if caller.startswith("key:"):
             return client_for(api_key=self.key(*caller.removeprefix("key:").split(",")))
         return client_for(getattr(self, caller))
+
+
+class Clock:
+    """The clock of a frozen_clock block: it reads `now()` and moves only when told to."""
+
+    def __init__(self, traveller: time_machine.Traveller) -> None:
+        self._traveller = traveller
+
+    def now(self) -> datetime:
+        return timezone.now()
+
+    def move_to(self, moment: datetime) -> None:
+        self._traveller.move_to(moment)
+
+    def advance(self, delta: timedelta) -> None:
+        self._traveller.shift(delta)
+
+
+@contextmanager
+def frozen_clock(at: datetime | None = None, *, tick: bool = False) -> Iterator[Clock]:
+    """Stop the clock at `at` (the current moment unless given) for the block. With tick=True
+    it runs on from there instead, for code that waits on real sockets meanwhile. The `clock`
+    fixture is one frozen_clock around the whole test."""
+    with time_machine.travel(at or timezone.now(), tick=tick) as traveller:
+        yield Clock(traveller)
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.1) -> T:

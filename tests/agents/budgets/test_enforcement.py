@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-import time_machine
 
 from agents.apps import AgentsConfig
 from agents.budgets.enforcement import budget_pause, budgets_sweep
@@ -23,9 +22,8 @@ NOW = datetime(2026, 3, 18, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(NOW, tick=False):
-        yield
+def _at_noon(clock):
+    clock.move_to(NOW)
 
 
 @pytest.fixture
@@ -53,7 +51,7 @@ def running_without_container(tenancy) -> Agent:
     return tenancy.agent(status="running", container_id="")
 
 
-def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy):
+def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy, clock):
     agent = tenancy.agent()
     budget(agent, limit_usd=10)
 
@@ -68,10 +66,10 @@ def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy):
     assert event.data["budget"]["period"] == "daily"
     assert event.data["budget"]["pct"] == 80
 
-    with time_machine.travel(NOW + timedelta(days=1), tick=False):
-        spend(agent, 7.99)
-        assert budget_kinds(agent) == ["agent.budget_soft_exceeded"]
-        spend(agent, 0.01)
+    clock.move_to(NOW + timedelta(days=1))
+    spend(agent, 7.99)
+    assert budget_kinds(agent) == ["agent.budget_soft_exceeded"]
+    spend(agent, 0.01)
     assert budget_kinds(agent) == ["agent.budget_soft_exceeded"] * 2
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-import time_machine
 
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member
@@ -19,9 +18,8 @@ NOW = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(NOW, tick=False):
-        yield
+def _at_noon(clock):
+    clock.move_to(NOW)
 
 
 @pytest.fixture
