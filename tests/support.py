@@ -1,19 +1,21 @@
 """The vocabulary the tests of every app share: who is who (Tenancy), calling the API as
-them (client_for), the clock (frozen_clock), real services (need_service) and waiting
-(wait_until)."""
+them (client_for), the clock (frozen_clock), racing threads (run_in_threads, in_thread),
+real services (need_service) and waiting (wait_until)."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import pytest
 import time_machine
+from django.db import connections
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -140,6 +142,64 @@ def frozen_clock(at: datetime | None = None, *, tick: bool = False) -> Iterator[
     fixture is one frozen_clock around the whole test."""
     with time_machine.travel(at or timezone.now(), tick=tick) as traveller:
         yield Clock(traveller)
+
+
+class InThread(Generic[T]):
+    """A call running in a thread of its own, which closes its database connections when done
+    (each thread has its own). `result()` waits for it and gives back its value or raises its
+    exception, so a failure in the thread fails the test."""
+
+    def __init__(self, call: Callable[[], T], *, barrier: threading.Barrier | None = None) -> None:
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(call, barrier), daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[[], T], barrier: threading.Barrier | None) -> None:
+        try:
+            if barrier is not None:
+                barrier.wait(timeout=30)
+            self._value = call()
+        except BaseException as error:  # handed over to result(), in the test's thread
+            self._error = error
+        finally:
+            connections.close_all()
+
+    def join(self, timeout: float = 60) -> None:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise AssertionError(f"a thread of the test still runs after {timeout}s")
+
+    def result(self, timeout: float = 60) -> T:
+        """The call's value, once it has ended; the exception it raised is raised here."""
+        self.join(timeout)
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def outcome(self, timeout: float = 60) -> T | BaseException:
+        """The call's value or the exception it raised, once it has ended."""
+        self.join(timeout)
+        return self._value if self._error is None else self._error
+
+
+def in_thread(call: Callable[[], T]) -> InThread[T]:
+    """Start `call` in a thread of its own now, for a test that steps through a race itself."""
+    return InThread(call)
+
+
+def run_in_threads(
+    *calls: Callable[[], T], timeout: float = 60, return_exceptions: bool = False
+) -> list[T | BaseException]:
+    """Run the calls at once, each in a thread of its own released by one barrier, and give
+    back their results in the calls' order once all have ended. Each thread closes its
+    database connections. The first exception a call raised is raised here, unless
+    `return_exceptions`, when it stands in the list in the call's place."""
+    barrier = threading.Barrier(len(calls))
+    threads = [InThread(call, barrier=barrier) for call in calls]
+    for thread in threads:
+        thread.join(timeout)
+    return [thread.outcome() if return_exceptions else thread.result() for thread in threads]
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.1) -> T:

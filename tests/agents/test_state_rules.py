@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from django.db import transaction
 
 from agents.models import Agent
 from fleet.models import Event
+from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory
-from tests.support import client_for
+from tests.support import client_for, in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -111,13 +116,6 @@ def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
 def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings):
     """Two redeploys of one stopped agent: the second waits for the first's row lock, then
     finds the agent `queued` and is refused; without the lock it would read `stopped` too."""
-    import threading
-    import time
-
-    from django.db import connection, transaction
-
-    from tests.factories.accounts import UserFactory
-
     user = UserFactory()
     agent = agent_of(user, status="stopped")
     locked = threading.Event()
@@ -129,13 +127,11 @@ def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings
             time.sleep(1.0)  # the second call arrives meanwhile
             row.status = "queued"
             row.save(update_fields=["status"])
-        connection.close()
 
-    first = threading.Thread(target=first_redeploy)
-    first.start()
+    first = in_thread(first_redeploy)
     locked.wait(5)
     second = client_for(user).post(f"/api/agents/{agent.id}/redeploy")
-    first.join()
+    first.result()
 
     assert (second.status_code, second.json()["code"]) == (400, "invalid_state")
     assert Agent.objects.get(pk=agent.pk).status == "queued"
