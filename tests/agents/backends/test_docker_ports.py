@@ -9,8 +9,8 @@ import pytest
 
 from agents.backends.docker import DockerBackend
 from agents.backends.ports import NoFreePort
-from tests.agents.backends.support import FakeAgent, answers_health, spec_for, wait_until
-from tests.support import run_in_threads
+from tests.agents.backends.support import FakeAgent, answers_health, spec_for
+from tests.support import run_in_threads, wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
