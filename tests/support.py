@@ -120,7 +120,7 @@ class Tenancy:
 
 
 class Clock:
-    """The clock of a frozen_clock block: it reads `now()` and moves only when told to."""
+    """The clock of a frozen_clock block: `now()` reads it, `move_to()` and `advance()` move it."""
 
     def __init__(self, traveller: time_machine.Traveller) -> None:
         self._traveller = traveller
