@@ -13,8 +13,7 @@ from alerts.models import Delivery, DeliveryStatus
 from alerts.services import MAX_ATTEMPTS, RETRY_DELAYS, delivery_attempt, delivery_claim, delivery_resend
 from fleet import events
 from fleet.models import Event
-from tests.factories.accounts import UserFactory
-from tests.factories.agents import WorkspaceAgentFactory
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.alerts import make_rule, webhook
 from tests.support import frozen_clock
 
@@ -96,10 +95,7 @@ def test_a_tampered_body_does_not_verify(tenancy, rule, http_receiver, django_ca
 
 def test_the_agent_is_described_as_it_is_when_the_agent_exists(tenancy, rule, http_receiver,
                                                                django_capture_on_commit_callbacks):
-    from django.apps import apps
-
-    agent_model = apps.get_model("agents", "Agent")
-    agent = agent_model.objects.create(name="scout", owner=UserFactory(), status="error")
+    agent = AgentFactory(name="scout", status="error")
     event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id], agent=agent)
 
     delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)

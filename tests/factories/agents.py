@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 import factory
 
-from agents.models import Agent, StatsSample, Status, WorkspaceAgent
+from agents.budgets.services import budget_upsert
+from agents.models import Agent, Budget, StatsSample, Status, WorkspaceAgent
 from agents.services.assignment import workspace_agent_assign
 
 from .accounts import UserFactory
@@ -45,6 +47,17 @@ class WorkspaceAgentFactory(factory.django.DjangoModelFactory):
     def _create(cls, model_class, *, workspace, agent, role) -> WorkspaceAgent:
         assignment, _ = workspace_agent_assign(workspace=workspace, user=agent.owner, agent_id=agent.pk, role=role)
         return assignment
+
+
+def make_budget(agent, *, period: str = "daily", limit_usd: float = 10, soft_threshold_pct: float = 80) -> Budget:
+    """The agent's budget for `period`, set by budget_upsert as the API sets it."""
+    budget, _ = budget_upsert(
+        agent=agent,
+        period=period,
+        limit_usd=Decimal(str(limit_usd)),
+        soft_threshold_pct=Decimal(str(soft_threshold_pct)),
+    )
+    return budget
 
 
 def make_samples(agent, *, start: datetime, count: int, every: timedelta = timedelta(seconds=10), **values):

@@ -33,6 +33,8 @@ def broken_engine(settings, tmp_path):
 
 
 def budget(agent, *, period="daily", limit_usd=10, soft=80) -> Budget:
+    # A raw row, not make_budget: budget_upsert acts at once on a cap already reached, and these
+    # tests need the ingestion or the sweep to be what acts.
     return Budget.objects.create(agent=agent, period=period, limit_micros=int(limit_usd * 1_000_000),
                                  soft_threshold_pct=Decimal(soft))
 

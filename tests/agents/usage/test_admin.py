@@ -7,8 +7,9 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
-from agents.models import Budget, ModelRate
+from agents.models import ModelRate
 from tests.agents.usage.helpers import spend
+from tests.factories.agents import make_budget
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def admin_client(tenancy):
 def test_each_page_lists(admin_client, tenancy, page):
     agent = tenancy.agent()
     spend(agent, 1.5)
-    Budget.objects.create(agent=agent, period="daily", limit_micros=5_000_000)
+    make_budget(agent, limit_usd=5)
 
     assert admin_client.get(f"/admin/agents/{page}/").status_code == 200
 
