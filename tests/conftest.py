@@ -1,28 +1,17 @@
-"""Shared fixtures: API clients for each kind of credential, and service gates."""
+"""Shared fixtures: the tenancy, API clients, the clock, and settings every test runs with."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.tokens import session_token_issue
 from tests.factories.accounts import AdminFactory, UserFactory
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
+from tests.support import Clock, Tenancy, client_for, frozen_clock
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
-
-
-def need_service(available: bool, reason: str) -> None:
-    """Skip a test whose real service is missing; under CI=true, fail instead."""
-    if available:
-        return
-    if IN_CI:
-        pytest.fail(f"required service missing under CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)
@@ -45,17 +34,6 @@ def api_client() -> APIClient:
     return APIClient()
 
 
-def client_for(user=None, *, api_key: str | None = None, header: str = "X-Api-Key") -> APIClient:
-    """An APIClient carrying a Bearer session for `user`, or an API key header."""
-    client = APIClient()
-    if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {session_token_issue(user=user)}")
-    if api_key is not None:
-        meta = "HTTP_" + header.upper().replace("-", "_")
-        client.credentials(**{meta: api_key})
-    return client
-
-
 @pytest.fixture
 def user(db):
     return UserFactory()
@@ -69,3 +47,16 @@ def platform_admin(db):
 @pytest.fixture
 def user_client(user) -> APIClient:
     return client_for(user)
+
+
+@pytest.fixture
+def tenancy(db) -> Tenancy:
+    """A workspace with someone in every role, an outsider and a platform admin (tests.support.Tenancy)."""
+    return Tenancy.create()
+
+
+@pytest.fixture
+def clock() -> Iterator[Clock]:
+    """The clock stopped at the test's start; move it with clock.move_to() or clock.advance()."""
+    with frozen_clock() as clock:
+        yield clock

@@ -7,8 +7,8 @@ import pytest
 from django.core.cache import cache
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

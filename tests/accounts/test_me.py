@@ -1,9 +1,9 @@
 import pytest
 
 from accounts.tokens import session_token_issue
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 from .conftest import assert_error
 

@@ -1,8 +1,8 @@
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.accounts import DEFAULT_PASSWORD, OAuthUserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 from .conftest import assert_error
 

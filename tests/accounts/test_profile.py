@@ -2,8 +2,8 @@ import base64
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 from .conftest import assert_error
 

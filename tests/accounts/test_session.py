@@ -3,13 +3,12 @@
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.utils import timezone
 
 from accounts.tokens import session_token_issue
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
+from tests.support import client_for, frozen_clock
 
 from .conftest import assert_error
 
@@ -32,7 +31,7 @@ class TestSessionUpgrade:
         assert 7 * 24 * 3600 - 2 <= int(cookie["max-age"]) <= 7 * 24 * 3600
 
     def test_the_cookie_expires_with_the_token(self, user):
-        with time_machine.travel(timezone.now() - timedelta(days=5), tick=False):
+        with frozen_clock(timezone.now() - timedelta(days=5)):
             token = session_token_issue(user=user)
         client = client_for()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -58,7 +57,7 @@ class TestSessionUpgrade:
         assert "service_auth" not in response.cookies
 
     def test_it_refuses_an_expired_bearer_token(self, api_client, user):
-        with time_machine.travel(timezone.now() - timedelta(days=7, seconds=5), tick=False):
+        with frozen_clock(timezone.now() - timedelta(days=7, seconds=5)):
             token = session_token_issue(user=user)
         api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
         assert_error(api_client.post(UPGRADE), 401, "invalid_credentials")
@@ -138,27 +137,25 @@ class TestPrecedence:
 
 
 class TestLifetime:
-    def test_a_token_works_until_seven_days_have_passed(self, user):
-        start = timezone.now()
-        with time_machine.travel(start, tick=False):
-            client = client_for(user)
-        with time_machine.travel(start + timedelta(days=7) - timedelta(seconds=1), tick=False):
-            assert client.get(ME).status_code == 200
-        with time_machine.travel(start + timedelta(days=7, seconds=1), tick=False):
-            assert_error(client.get(ME), 401, "invalid_credentials")
+    def test_a_token_works_until_seven_days_have_passed(self, user, clock):
+        start = clock.now()
+        client = client_for(user)
+        clock.move_to(start + timedelta(days=7) - timedelta(seconds=1))
+        assert client.get(ME).status_code == 200
+        clock.move_to(start + timedelta(days=7, seconds=1))
+        assert_error(client.get(ME), 401, "invalid_credentials")
 
-    def test_a_login_token_expires_after_seven_days(self, api_client):
+    def test_a_login_token_expires_after_seven_days(self, api_client, clock):
         UserFactory(email="me@example.com")
-        start = timezone.now()
-        with time_machine.travel(start, tick=False):
-            token = api_client.post(
-                "/api/auth/login", {"email": "me@example.com", "password": "correct horse battery"}, format="json"
-            ).json()["token"]
+        start = clock.now()
+        token = api_client.post(
+            "/api/auth/login", {"email": "me@example.com", "password": "correct horse battery"}, format="json"
+        ).json()["token"]
         api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-        with time_machine.travel(start + timedelta(days=6, hours=23), tick=False):
-            assert api_client.get(ME).status_code == 200
-        with time_machine.travel(start + timedelta(days=7, minutes=1), tick=False):
-            assert_error(api_client.get(ME), 401, "invalid_credentials")
+        clock.move_to(start + timedelta(days=6, hours=23))
+        assert api_client.get(ME).status_code == 200
+        clock.move_to(start + timedelta(days=7, minutes=1))
+        assert_error(api_client.get(ME), 401, "invalid_credentials")
 
     def test_a_token_signed_with_another_key_is_refused(self, api_client, user, settings):
         token = session_token_issue(user=user)

@@ -9,18 +9,20 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent
-
-from .conftest import shared_agent
+from tests.factories.workspaces import make_api_key
+from tests.support import client_for
+from workspaces.roles import Role
+from workspaces.services import membership_update
 
 pytestmark = pytest.mark.django_db
 
 CALLERS = (
-    "owner", "workspace_owner", "admin", "editor", "viewer", "platform_admin",
+    "agent_owner", "owner", "admin", "editor", "viewer", "platform_admin",
     "key:agents:write", "key:agents:read", "key:workspaces:read", "other-key", "outsider", "anonymous",
 )
-READERS = {"owner", "workspace_owner", "admin", "editor", "viewer", "platform_admin", "key:agents:write",
+READERS = {"agent_owner", "owner", "admin", "editor", "viewer", "platform_admin", "key:agents:write",
            "key:agents:read"}
-OPERATORS = {"owner", "workspace_owner", "admin", "editor", "platform_admin", "key:agents:write"}
+OPERATORS = {"agent_owner", "owner", "admin", "editor", "platform_admin", "key:agents:write"}
 REFUSED = {"outsider": (404, "not_found"), "other-key": (404, "not_found"), "anonymous": (401, "not_authenticated")}
 
 
@@ -47,7 +49,7 @@ ROUTES = {
 @pytest.mark.parametrize("caller", CALLERS)
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_each_caller_gets_the_answer_its_role_allows(tenancy, route, caller):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     method, suffix, allowed, success = ROUTES[route]
 
     response = getattr(tenancy.client(caller), method)(f"/api/agents/{agent.id}{suffix}")
@@ -60,11 +62,11 @@ def test_each_caller_gets_the_answer_its_role_allows(tenancy, route, caller):
 
 @pytest.mark.parametrize("caller", CALLERS)
 def test_only_the_direct_owner_deletes(tenancy, caller):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
 
     response = tenancy.client(caller).delete(f"/api/agents/{agent.id}")
 
-    if caller == "owner":
+    if caller == "agent_owner":
         assert response.status_code == 200
         assert response.json() == {"success": True}
         assert not Agent.objects.filter(pk=agent.pk).exists()
@@ -75,13 +77,11 @@ def test_only_the_direct_owner_deletes(tenancy, caller):
     assert Agent.objects.filter(pk=agent.pk).exists()
 
 
-def test_a_key_of_the_owner_with_agents_write_may_delete_inside_its_workspace(tenancy):
-    from tests.conftest import client_for
-    from tests.factories.workspaces import make_api_key
-
-    tenancy.workspace.memberships.filter(user=tenancy.owner).update(role="editor")
-    agent = shared_agent(tenancy)
-    _, raw = make_api_key(workspace=tenancy.workspace, created_by=tenancy.owner, scopes=("agents:write",))
+def test_a_key_of_the_agents_owner_with_agents_write_may_delete_inside_its_workspace(tenancy):
+    membership = tenancy.workspace.memberships.get(user=tenancy.agent_owner)
+    membership_update(membership=membership, acting_role=Role.OWNER, role=Role.EDITOR)
+    agent = tenancy.agent()
+    _, raw = make_api_key(workspace=tenancy.workspace, created_by=tenancy.agent_owner, scopes=("agents:write",))
 
     response = client_for(api_key=raw).delete(f"/api/agents/{agent.id}")
 
@@ -90,10 +90,10 @@ def test_a_key_of_the_owner_with_agents_write_may_delete_inside_its_workspace(te
 
 
 def test_an_unknown_agent_is_404(tenancy):
-    response = tenancy.client("owner").get("/api/agents/00000000-0000-0000-0000-000000000000")
+    response = tenancy.client("agent_owner").get("/api/agents/00000000-0000-0000-0000-000000000000")
 
     assert (response.status_code, response.json()["code"]) == (404, "not_found")
 
 
 def test_a_malformed_agent_id_is_404(tenancy):
-    assert tenancy.client("owner").get("/api/agents/not-a-uuid").status_code == 404
+    assert tenancy.client("agent_owner").get("/api/agents/not-a-uuid").status_code == 404

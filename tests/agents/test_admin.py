@@ -9,8 +9,6 @@ from agents.models import Agent
 from fleet.models import Event
 from tests.factories.accounts import AdminFactory
 
-from .conftest import shared_agent
-
 pytestmark = pytest.mark.django_db
 
 
@@ -22,23 +20,23 @@ def console():
 
 
 def test_the_list_shows_status_owner_target_and_workspaces(console, tenancy):
-    agent = shared_agent(tenancy, name="listed-agent")
+    agent = tenancy.agent(name="listed-agent")
 
     page = console.get("/admin/agents/agent/").content.decode()
 
-    assert "listed-agent" in page and tenancy.workspace.name in page and tenancy.owner.email in page
+    assert "listed-agent" in page and tenancy.workspace.name in page and tenancy.agent_owner.email in page
     assert console.get(f"/admin/agents/agent/{agent.pk}/change/").status_code == 200
 
 
 def test_search_and_filters_answer(console, tenancy):
-    shared_agent(tenancy, name="findme")
+    tenancy.agent(name="findme")
 
     assert "findme" in console.get("/admin/agents/agent/?q=findme").content.decode()
     assert console.get("/admin/agents/agent/?status__exact=stopped&deploy_target__exact=docker").status_code == 200
 
 
 def test_the_stop_action_goes_through_the_service(console, tenancy):
-    agent = shared_agent(tenancy, status="queued")
+    agent = tenancy.agent(status="queued")
 
     console.post("/admin/agents/agent/", {"action": "stop", "_selected_action": [str(agent.pk)]})
 
@@ -47,7 +45,7 @@ def test_the_stop_action_goes_through_the_service(console, tenancy):
 
 
 def test_an_action_the_rules_refuse_is_reported_not_raised(console, tenancy):
-    agent = shared_agent(tenancy, status="running")
+    agent = tenancy.agent(status="running")
 
     response = console.post("/admin/agents/agent/", {"action": "redeploy", "_selected_action": [str(agent.pk)]},
                             follow=True)
@@ -59,6 +57,6 @@ def test_an_action_the_rules_refuse_is_reported_not_raised(console, tenancy):
 
 def test_a_non_admin_cannot_open_the_console(tenancy):
     client = Client()
-    client.force_login(tenancy.owner)
+    client.force_login(tenancy.agent_owner)
 
     assert client.get("/admin/agents/agent/").status_code == 302

@@ -208,7 +208,7 @@ def test_a_key_deploy_is_assigned_to_its_workspace_in_the_same_transaction(tenan
 
     assert response.status_code == 201
     agent = Agent.objects.get(pk=response.json()["id"])
-    assert agent.owner == tenancy.workspace_owner  # the key's issuer
+    assert agent.owner == tenancy.owner  # the key's issuer
     assert list(WorkspaceAgent.objects.filter(agent=agent).values_list("workspace_id", flat=True)) == [
         tenancy.workspace.id
     ]

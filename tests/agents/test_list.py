@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
-
-from .conftest import shared_agent
+from tests.factories.workspaces import WorkspaceFactory, make_member
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +16,7 @@ def _ids(response):
 
 
 def test_it_lists_owned_and_shared_agents_newest_first(tenancy):
-    shared = shared_agent(tenancy)
+    shared = tenancy.agent()
     own = AgentFactory(owner=tenancy.editor)
     AgentFactory()  # someone else's, not shared
 
@@ -29,7 +27,7 @@ def test_it_lists_owned_and_shared_agents_newest_first(tenancy):
 
 
 def test_each_row_carries_role_ownership_and_workspaces(tenancy):
-    agent = shared_agent(tenancy, name="alpha")
+    agent = tenancy.agent(name="alpha")
 
     rows = {r["id"]: r for r in tenancy.client("editor").get("/api/agents").json()}
     row = rows[str(agent.id)]
@@ -42,9 +40,9 @@ def test_each_row_carries_role_ownership_and_workspaces(tenancy):
 
 
 def test_the_direct_owner_is_owner_even_when_only_a_viewer_of_the_workspace(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
 
-    row = tenancy.client("owner").get("/api/agents").json()[0]
+    row = tenancy.client("agent_owner").get("/api/agents").json()[0]
 
     assert row["id"] == str(agent.id)
     assert row["effectiveRole"] == "owner"
@@ -52,9 +50,9 @@ def test_the_direct_owner_is_owner_even_when_only_a_viewer_of_the_workspace(tena
 
 
 def test_the_highest_workspace_role_wins(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     second = WorkspaceFactory()
-    MembershipFactory(workspace=second, user=tenancy.viewer, role="admin")
+    make_member(second, "admin", user=tenancy.viewer)
     WorkspaceAgentFactory(workspace=second, agent=agent)
 
     row = tenancy.client("viewer").get("/api/agents").json()[0]
@@ -64,7 +62,7 @@ def test_the_highest_workspace_role_wins(tenancy):
 
 
 def test_workspaces_the_caller_is_not_in_are_not_revealed(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     WorkspaceAgentFactory(workspace=WorkspaceFactory(name="secret"), agent=agent)
 
     row = tenancy.client("editor").get("/api/agents").json()[0]
@@ -73,7 +71,7 @@ def test_workspaces_the_caller_is_not_in_are_not_revealed(tenancy):
 
 
 def test_scope_owned_lists_only_direct_ownership(tenancy):
-    shared_agent(tenancy)
+    tenancy.agent()
     own = AgentFactory(owner=tenancy.editor)
 
     response = tenancy.client("editor").get("/api/agents?scope=owned")
@@ -89,13 +87,13 @@ def test_an_unknown_scope_is_a_validation_error(tenancy):
 
 
 def test_an_outsider_sees_nothing(tenancy):
-    shared_agent(tenancy)
+    tenancy.agent()
 
     assert tenancy.client("outsider").get("/api/agents").json() == []
 
 
 def test_a_platform_admin_sees_every_agent_as_admin(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     loner = AgentFactory()
 
     rows = {r["id"]: r for r in tenancy.client("platform_admin").get("/api/agents").json()}
@@ -107,8 +105,8 @@ def test_a_platform_admin_sees_every_agent_as_admin(tenancy):
 
 @pytest.mark.parametrize(("scopes", "role"), [("agents:read", "viewer"), ("agents:write", "editor")])
 def test_a_key_sees_only_its_workspace_with_the_role_of_its_scopes(tenancy, scopes, role):
-    agent = shared_agent(tenancy)
-    AgentFactory(owner=tenancy.workspace_owner)  # the issuer's own agent, not in the workspace
+    agent = tenancy.agent()
+    AgentFactory(owner=tenancy.owner)  # the issuer's own agent, not in the workspace
     elsewhere = AgentFactory()
     WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=elsewhere)
 
@@ -119,10 +117,10 @@ def test_a_key_sees_only_its_workspace_with_the_role_of_its_scopes(tenancy, scop
 
 
 def test_a_key_with_scope_owned_sees_only_its_issuers_agents_in_its_workspace(tenancy):
-    shared_agent(tenancy)  # owned by tenancy.owner, not the issuer
-    mine = AgentFactory(owner=tenancy.workspace_owner)
+    tenancy.agent()  # owned by tenancy.agent_owner, not the issuer
+    mine = AgentFactory(owner=tenancy.owner)
     WorkspaceAgentFactory(workspace=tenancy.workspace, agent=mine)
-    AgentFactory(owner=tenancy.workspace_owner)  # the issuer's, outside the workspace
+    AgentFactory(owner=tenancy.owner)  # the issuer's, outside the workspace
 
     rows = tenancy.client("key:agents:read").get("/api/agents?scope=owned").json()
 
@@ -130,7 +128,7 @@ def test_a_key_with_scope_owned_sees_only_its_issuers_agents_in_its_workspace(te
 
 
 def test_a_key_of_another_workspace_sees_nothing_of_this_one(tenancy):
-    shared_agent(tenancy)
+    tenancy.agent()
 
     assert tenancy.client("other-key").get("/api/agents").json() == []
 
@@ -152,7 +150,7 @@ def test_no_credential_is_401(tenancy):
 def _populate(user, *, agents: int, workspaces: int):
     spaces = [WorkspaceFactory() for _ in range(workspaces)]
     for space in spaces:
-        MembershipFactory(workspace=space, user=user, role="editor")
+        make_member(space, "editor", user=user)
     for i in range(agents):
         agent = AgentFactory()
         WorkspaceAgentFactory(workspace=spaces[i % workspaces], agent=agent)
@@ -200,7 +198,7 @@ def test_the_list_is_gzipped_when_the_client_accepts_it(tenancy):
     import gzip
 
     for _ in range(5):
-        shared_agent(tenancy)
+        tenancy.agent()
     client = tenancy.client("editor")
     plain = client.get("/api/agents")
 

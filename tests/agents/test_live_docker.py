@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -11,8 +10,8 @@ import requests
 from agents.models import Agent
 from agents.tokens import usage_token_digest
 from fleet.models import Event
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
+from tests.support import client_for, run_in_threads
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker]
 
@@ -161,16 +160,10 @@ def test_stop_during_deploy_leaves_the_workload_stopped(client, live, docker_eng
 
 
 def test_two_concurrent_deploys_give_two_agents_on_two_ports(client, live, docker_engine):
-    answers = []
-
     def deploy():
-        answers.append(client.post("/api/agents/deploy", {}, format="json"))
+        return client.post("/api/agents/deploy", {}, format="json")
 
-    threads = [threading.Thread(target=deploy) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = run_in_threads(deploy, deploy)
 
     ids = [a.json()["id"] for a in answers]
     assert len(set(ids)) == 2

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from django.db import transaction
 
 from agents.models import Agent
 from fleet.models import Event
-from tests.conftest import client_for
+from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory
+from tests.support import client_for, in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -98,11 +103,9 @@ def test_get_leaves_agents_without_a_workload_as_stored(user):
 
 
 def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
-    from .conftest import shared_agent
+    agent = tenancy.agent(name="doomed")
 
-    agent = shared_agent(tenancy, name="doomed")
-
-    tenancy.client("owner").delete(f"/api/agents/{agent.id}")
+    tenancy.client("agent_owner").delete(f"/api/agents/{agent.id}")
 
     event = Event.objects.get(kind="agent.deleted", agent_id=agent.id)
     assert event.workspace_ids == [str(tenancy.workspace.id)]
@@ -113,13 +116,6 @@ def test_delete_emits_an_event_naming_the_agent_and_its_workspaces(tenancy):
 def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings):
     """Two redeploys of one stopped agent: the second waits for the first's row lock, then
     finds the agent `queued` and is refused; without the lock it would read `stopped` too."""
-    import threading
-    import time
-
-    from django.db import connection, transaction
-
-    from tests.factories.accounts import UserFactory
-
     user = UserFactory()
     agent = agent_of(user, status="stopped")
     locked = threading.Event()
@@ -131,13 +127,11 @@ def test_a_second_redeploy_waits_for_the_first_and_then_sees_its_result(settings
             time.sleep(1.0)  # the second call arrives meanwhile
             row.status = "queued"
             row.save(update_fields=["status"])
-        connection.close()
 
-    first = threading.Thread(target=first_redeploy)
-    first.start()
+    first = in_thread(first_redeploy)
     locked.wait(5)
     second = client_for(user).post(f"/api/agents/{agent.id}/redeploy")
-    first.join()
+    first.result()
 
     assert (second.status_code, second.json()["code"]) == (400, "invalid_state")
     assert Agent.objects.get(pk=agent.pk).status == "queued"

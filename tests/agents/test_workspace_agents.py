@@ -5,13 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, WorkspaceAgent
-from tests.factories.agents import AgentFactory
-
-from .conftest import shared_agent
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 
 pytestmark = pytest.mark.django_db
 
-CALLERS = ("workspace_owner", "admin", "editor", "viewer", "platform_admin", "key:agents:write", "key:agents:read",
+CALLERS = ("owner", "admin", "editor", "viewer", "platform_admin", "key:agents:write", "key:agents:read",
            "key:workspaces:read", "other-key", "outsider", "anonymous")
 
 
@@ -35,7 +33,7 @@ ADMIN_EXPECTED = {
 
 @pytest.mark.parametrize("caller", CALLERS)
 def test_viewers_and_up_list_the_workspace_agents(tenancy, caller):
-    agent = shared_agent(tenancy, name="listed")
+    agent = tenancy.agent(name="listed")
 
     response = tenancy.client(caller).get(f"/api/workspaces/{tenancy.workspace.id}/agents")
 
@@ -50,16 +48,16 @@ def test_viewers_and_up_list_the_workspace_agents(tenancy, caller):
 
 
 def test_the_owner_sees_is_direct_owner(tenancy):
-    shared_agent(tenancy)
+    tenancy.agent()
 
-    rows = tenancy.client("owner").get(f"/api/workspaces/{tenancy.workspace.id}/agents").json()
+    rows = tenancy.client("agent_owner").get(f"/api/workspaces/{tenancy.workspace.id}/agents").json()
 
     assert rows[0]["isDirectOwner"] is True
 
 
 @pytest.mark.parametrize("caller", CALLERS)
 def test_editors_and_up_assign_their_own_agents(tenancy, caller):
-    user = tenancy.workspace_owner if caller.startswith("key:") else getattr(tenancy, caller, None)
+    user = tenancy.owner if caller.startswith("key:") else getattr(tenancy, caller, None)
     agent = AgentFactory(owner=user) if user else AgentFactory()
 
     response = tenancy.client(caller).post(
@@ -88,7 +86,7 @@ def test_the_role_label_defaults_to_member_and_assigning_again_is_not_an_error(t
 
 
 def test_assigning_an_agent_that_is_not_the_callers_is_404(tenancy):
-    someone_elses = shared_agent(tenancy)
+    someone_elses = tenancy.agent()
 
     response = tenancy.client("editor").post(
         f"/api/workspaces/{tenancy.workspace.id}/agents", {"agentId": str(someone_elses.id)}, format="json"
@@ -117,9 +115,9 @@ def test_editors_and_up_list_their_candidates(tenancy, caller):
 
 def test_candidates_are_the_callers_own_agents_flagged_when_assigned(tenancy):
     mine_assigned = AgentFactory(owner=tenancy.editor, name="in")
-    WorkspaceAgent.objects.create(workspace=tenancy.workspace, agent=mine_assigned)
+    WorkspaceAgentFactory(workspace=tenancy.workspace, agent=mine_assigned)
     mine_free = AgentFactory(owner=tenancy.editor, name="out")
-    shared_agent(tenancy)  # not the editor's
+    tenancy.agent()  # not the editor's
 
     rows = tenancy.client("editor").get(f"/api/workspaces/{tenancy.workspace.id}/agent-candidates").json()
 
@@ -131,7 +129,7 @@ def test_candidates_are_the_callers_own_agents_flagged_when_assigned(tenancy):
 
 @pytest.mark.parametrize("caller", CALLERS)
 def test_admins_and_owners_remove_assignments_only(tenancy, caller):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
 
     response = tenancy.client(caller).delete(f"/api/workspaces/{tenancy.workspace.id}/agents/{agent.id}")
 

@@ -1,32 +1,13 @@
-"""Alerts fixtures: a workspace with a member of every role, an outsider, and rule helpers."""
+"""Alerts fixtures: the outbound guard opened to loopback, and what would be published."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
 
-from accounts.models import User
 from alerts import tasks
-from alerts.channel_config import parse_channels
-from alerts.services import alert_rule_create, dispatch
-from tests.factories.accounts import AdminFactory, UserFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
-from workspaces.models import Workspace
-from workspaces.roles import Role
-
-
-@dataclass
-class Tenancy:
-    workspace: Workspace
-    other_workspace: Workspace
-    owner: User
-    admin: User
-    editor: User
-    viewer: User
-    outsider: User  # a member of other_workspace only
-    platform_admin: User
+from alerts.services import dispatch
 
 
 @pytest.fixture(autouse=True)
@@ -47,40 +28,3 @@ def published(monkeypatch):
     monkeypatch.setattr(dispatch, "deliveries_publish", lambda ids, **kwargs: sent.deliveries.extend(ids))
     return sent
 
-
-@pytest.fixture
-def tenancy(db) -> Tenancy:
-    workspace = WorkspaceFactory()
-    other = WorkspaceFactory()
-    members = {
-        role: MembershipFactory(workspace=workspace, role=role.label).user
-        for role in (Role.ADMIN, Role.EDITOR, Role.VIEWER)
-    }
-    outsider = UserFactory()
-    MembershipFactory(workspace=other, user=outsider, role=Role.ADMIN.label)
-    return Tenancy(
-        workspace=workspace,
-        other_workspace=other,
-        owner=workspace.owner,
-        admin=members[Role.ADMIN],
-        editor=members[Role.EDITOR],
-        viewer=members[Role.VIEWER],
-        outsider=outsider,
-        platform_admin=AdminFactory(),
-    )
-
-
-def make_rule(*, workspace, channels, pattern="agent.*", name="Ops", enabled=True, created_by=None):
-    """A rule made through the service, from channel objects as the API takes them."""
-    return alert_rule_create(
-        workspace=workspace,
-        created_by=created_by or workspace.owner,
-        name=name,
-        event_pattern=pattern,
-        channels=parse_channels(channels),
-        enabled=enabled,
-    )
-
-
-def webhook(url: str, **extra) -> dict:
-    return {"type": "webhook", "url": url, **extra}

@@ -6,7 +6,7 @@ from django.test import Client
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import delivery_attempt
 from fleet import events
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 
 pytestmark = pytest.mark.django_db
 

@@ -3,9 +3,9 @@
 import pytest
 
 from alerts.models import AlertRule
-from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.factories.alerts import make_rule, webhook
 from tests.factories.workspaces import make_api_key
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -40,32 +40,22 @@ def rule(tenancy):
     return make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)])
 
 
-def session_of(tenancy, who):
-    return client_for(getattr(tenancy, who))
-
-
-def key_client(tenancy, scopes, workspace=None, issuer=None):
-    workspace = workspace or tenancy.workspace
-    _, raw = make_api_key(workspace=workspace, created_by=issuer or workspace.owner, scopes=scopes)
-    return client_for(api_key=raw)
-
-
 @pytest.mark.parametrize("who", ["owner", "admin", "editor", "viewer", "platform_admin"])
 @pytest.mark.parametrize("name", READS)
 def test_every_member_and_a_platform_admin_may_read(tenancy, rule, who, name):
-    assert call(session_of(tenancy, who), tenancy, rule, name).status_code == 200
+    assert call(tenancy.client(who), tenancy, rule, name).status_code == 200
 
 
 @pytest.mark.parametrize("who", ["owner", "admin", "platform_admin"])
 @pytest.mark.parametrize("name", WRITES)
 def test_owners_admins_and_platform_admins_may_write(tenancy, rule, who, name):
-    assert call(session_of(tenancy, who), tenancy, rule, name).status_code == 200
+    assert call(tenancy.client(who), tenancy, rule, name).status_code == 200
 
 
 @pytest.mark.parametrize("who", ["editor", "viewer"])
 @pytest.mark.parametrize("name", WRITES)
 def test_editors_and_viewers_may_not_write(tenancy, rule, who, name):
-    response = call(session_of(tenancy, who), tenancy, rule, name)
+    response = call(tenancy.client(who), tenancy, rule, name)
 
     assert response.status_code == 403
     assert response.json()["code"] == "permission_denied"
@@ -76,7 +66,7 @@ def test_editors_and_viewers_may_not_write(tenancy, rule, who, name):
 
 @pytest.mark.parametrize("name", READS + WRITES)
 def test_an_outsider_does_not_even_see_the_workspace(tenancy, rule, name):
-    response = call(session_of(tenancy, "outsider"), tenancy, rule, name)
+    response = call(tenancy.client("outsider"), tenancy, rule, name)
 
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
@@ -84,7 +74,7 @@ def test_an_outsider_does_not_even_see_the_workspace(tenancy, rule, name):
 
 @pytest.mark.parametrize("name", READS + WRITES)
 def test_no_credential_is_a_401(tenancy, rule, name):
-    response = call(client_for(), tenancy, rule, name)
+    response = call(tenancy.client("anonymous"), tenancy, rule, name)
 
     assert response.status_code == 401
     assert response.json()["code"] == "not_authenticated"
@@ -93,12 +83,12 @@ def test_no_credential_is_a_401(tenancy, rule, name):
 @pytest.mark.parametrize("scopes", [["agents:read"], ["agents:write"], ["agents:read", "agents:write"]])
 @pytest.mark.parametrize("name", READS)
 def test_a_key_with_an_agents_scope_may_read(tenancy, rule, scopes, name):
-    assert call(key_client(tenancy, scopes), tenancy, rule, name).status_code == 200
+    assert call(client_for(api_key=tenancy.key(*scopes)), tenancy, rule, name).status_code == 200
 
 
 @pytest.mark.parametrize("name", READS)
 def test_a_key_with_only_workspaces_read_may_not_read_rules_or_events(tenancy, rule, name):
-    response = call(key_client(tenancy, ["workspaces:read"]), tenancy, rule, name)
+    response = call(client_for(api_key=tenancy.key("workspaces:read")), tenancy, rule, name)
 
     assert response.status_code == 403
     assert response.json()["code"] == "missing_scope"
@@ -106,13 +96,13 @@ def test_a_key_with_only_workspaces_read_may_not_read_rules_or_events(tenancy, r
 
 @pytest.mark.parametrize("name", WRITES)
 def test_a_key_with_agents_write_may_write(tenancy, rule, name):
-    assert call(key_client(tenancy, ["agents:write"]), tenancy, rule, name).status_code == 200
+    assert call(client_for(api_key=tenancy.key("agents:write")), tenancy, rule, name).status_code == 200
 
 
 @pytest.mark.parametrize("scopes", [["agents:read"], ["workspaces:read"]])
 @pytest.mark.parametrize("name", WRITES)
 def test_a_key_without_agents_write_may_not_write(tenancy, rule, scopes, name):
-    response = call(key_client(tenancy, scopes), tenancy, rule, name)
+    response = call(client_for(api_key=tenancy.key(*scopes)), tenancy, rule, name)
 
     assert response.status_code == 403
     assert response.json()["code"] == "missing_scope"
@@ -121,16 +111,15 @@ def test_a_key_without_agents_write_may_not_write(tenancy, rule, scopes, name):
 
 @pytest.mark.parametrize("name", READS + WRITES)
 def test_a_key_of_another_workspace_is_refused(tenancy, rule, name):
-    client = key_client(tenancy, ["agents:read", "agents:write"], workspace=tenancy.other_workspace)
-
-    response = call(client, tenancy, rule, name)
+    response = call(tenancy.client("other-key"), tenancy, rule, name)
 
     assert response.status_code == 403
     assert response.json()["code"] == "wrong_workspace"
 
 
 def test_a_rule_created_with_a_key_is_created_by_the_keys_issuer(tenancy):
-    client = key_client(tenancy, ["agents:write"], issuer=tenancy.admin)
+    _, raw = make_api_key(workspace=tenancy.workspace, created_by=tenancy.admin, scopes=["agents:write"])
+    client = client_for(api_key=raw)
 
     response = client.post(f"/api/workspaces/{tenancy.workspace.id}/alert-rules", NEW_RULE, format="json")
 

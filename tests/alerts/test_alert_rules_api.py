@@ -2,8 +2,8 @@ import pytest
 from django.db import connection
 
 from alerts.models import AlertChannel, AlertRule
-from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.factories.alerts import make_rule, webhook
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,5 @@
 """Dispatch of new deliveries: one broker message per burst of events, and none left behind."""
 
-import threading
 from datetime import timedelta
 
 import pytest
@@ -12,7 +11,8 @@ from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_dispatch, dispatch, dispatch_request
 from fleet import events
 from fleet.models import Event
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
+from tests.support import run_in_threads
 
 HOOK = "http://127.0.0.1:9/hook"
 
@@ -122,24 +122,9 @@ def test_dispatches_running_at_once_queue_each_delivery_exactly_once(tenancy, pu
         Delivery(rule=rule, channel=channel, event=event, channel_type="webhook", next_attempt_at=now)
         for event in fired
     )
-    monkeypatch.setattr(dispatch, "DISPATCH_BATCH", 7)  # many small transactions, so the two interleave
-    barrier, errors = threading.Barrier(3), []
+    monkeypatch.setattr(dispatch, "DISPATCH_BATCH", 7)  # many small transactions, so the three interleave
 
-    def dispatcher():
-        try:
-            barrier.wait()
-            deliveries_dispatch()
-        except Exception as exc:  # a thread's exception would not fail the test by itself
-            errors.append(exc)
-        finally:
-            connection.close()
+    run_in_threads(deliveries_dispatch, deliveries_dispatch, deliveries_dispatch)
 
-    threads = [threading.Thread(target=dispatcher) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert not errors
     assert len(published.deliveries) == 300
     assert set(published.deliveries) == {str(pk) for pk in Delivery.objects.values_list("id", flat=True)}

@@ -1,14 +1,13 @@
 """Email deliveries through Django's SMTP backend to a real SMTP server on loopback."""
 
 import pytest
-import time_machine
 from django.utils import timezone
 
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import delivery_attempt
 from fleet import events
-from tests.alerts.conftest import make_rule
-from tests.conftest import client_for
+from tests.factories.alerts import make_rule
+from tests.support import client_for, frozen_clock
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +83,7 @@ def test_a_transient_smtp_failure_is_retried(tenancy, smtp_server, django_captur
     rule.refresh_from_db()
     assert "ops@example.com" in rule.last_error
 
-    with time_machine.travel(delivery.next_attempt_at, tick=True):
+    with frozen_clock(delivery.next_attempt_at, tick=True):
         delivery = delivery_attempt(delivery_id=delivery.id)
 
     assert delivery.status == DeliveryStatus.SUCCEEDED

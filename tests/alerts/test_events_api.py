@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from fleet.models import Event
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from django.test.utils import CaptureQueriesContext
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_create
 from fleet import events
-from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.factories.alerts import make_rule, webhook
 from tests.factories.workspaces import WorkspaceFactory
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from alerts.models import ChannelType, Delivery, DeliveryStatus
 from alerts.services import fanout_insert
 from fleet import events
 from fleet.models import Event
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 
 HOOK = "http://127.0.0.1:9/hook"
 

@@ -6,17 +6,16 @@ import hmac
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.utils import timezone
 
+from agents.services.lifecycle import agent_delete
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import MAX_ATTEMPTS, RETRY_DELAYS, delivery_attempt, delivery_claim, delivery_resend
-from agents.services.lifecycle import agent_delete
 from fleet import events
 from fleet.models import Event
-from tests.alerts.conftest import make_rule, webhook
-from tests.factories.accounts import UserFactory
-from tests.factories.agents import WorkspaceAgentFactory
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
+from tests.factories.alerts import make_rule, webhook
+from tests.support import frozen_clock
 
 pytestmark = pytest.mark.django_db
 
@@ -96,10 +95,7 @@ def test_a_tampered_body_does_not_verify(tenancy, rule, http_receiver, django_ca
 
 def test_the_agent_is_described_as_it_is_when_the_agent_exists(tenancy, rule, http_receiver,
                                                                django_capture_on_commit_callbacks):
-    from django.apps import apps
-
-    agent_model = apps.get_model("agents", "Agent")
-    agent = agent_model.objects.create(name="scout", owner=UserFactory(), status="error")
+    agent = AgentFactory(name="scout", status="error")
     event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id], agent=agent)
 
     delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)
@@ -121,14 +117,14 @@ def test_an_agent_deleted_through_its_service_is_named_in_the_delivery(
     assert http_receiver.wait_for(1)[0].json()["agent"] == {"id": str(agent.id), "name": "doomed", "status": "stopped"}
 
 
-def retry_until_done(delivery, traveller):
+def retry_until_done(delivery, clock):
     """Attempt, and after each failure move the clock to the next attempt, until the delivery ends."""
     while True:
         delivery_attempt(delivery_id=delivery.id)
         delivery.refresh_from_db()
         if delivery.status != DeliveryStatus.PENDING:
             return delivery
-        traveller.move_to(delivery.next_attempt_at + timedelta(milliseconds=1))
+        clock.move_to(delivery.next_attempt_at + timedelta(milliseconds=1))
 
 
 def test_500_twice_then_200_makes_three_attempts_and_one_success(
@@ -138,8 +134,8 @@ def test_500_twice_then_200_makes_three_attempts_and_one_success(
     event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id])
     delivery = Delivery.objects.get(event=event)
 
-    with time_machine.travel(timezone.now(), tick=True) as traveller:
-        delivery = retry_until_done(delivery, traveller)
+    with frozen_clock(tick=True) as clock:
+        delivery = retry_until_done(delivery, clock)
 
     assert len(http_receiver.requests) == 3
     assert len({r.header("webhook-id") for r in http_receiver.requests}) == 1  # one message, three tries
@@ -199,8 +195,8 @@ def test_it_gives_up_after_six_attempts(tenancy, rule, http_receiver, django_cap
     delivery = Delivery.objects.get(event=event)
     start = timezone.now()
 
-    with time_machine.travel(start, tick=True) as traveller:
-        delivery = retry_until_done(delivery, traveller)
+    with frozen_clock(start, tick=True) as clock:
+        delivery = retry_until_done(delivery, clock)
 
     assert MAX_ATTEMPTS == 6
     assert delivery.status == DeliveryStatus.FAILED and delivery.attempts == 6
@@ -217,12 +213,12 @@ def test_a_receiver_that_is_down_then_back_still_gets_the_alert(
     event = fire(django_capture_on_commit_callbacks, workspace_ids=[tenancy.workspace.id])
     delivery = Delivery.objects.get(event=event)
 
-    with time_machine.travel(timezone.now(), tick=True) as traveller:
+    with frozen_clock(tick=True) as clock:
         delivery = delivery_attempt(delivery_id=delivery.id)
         assert delivery.status == DeliveryStatus.PENDING
         assert delivery.last_error.startswith("Request failed: ConnectionError")
         http_receiver.start()
-        traveller.move_to(delivery.next_attempt_at + timedelta(milliseconds=1))
+        clock.move_to(delivery.next_attempt_at + timedelta(milliseconds=1))
         delivery = delivery_attempt(delivery_id=delivery.id)
 
     assert delivery.status == DeliveryStatus.SUCCEEDED
@@ -295,7 +291,7 @@ def test_a_claim_abandoned_by_a_dead_worker_is_taken_over_after_its_lease(
     assert delivery_claim(delivery_id=delivery.id, now=timezone.now())  # the worker then died
 
     assert delivery_attempt(delivery_id=delivery.id) is None  # still leased
-    with time_machine.travel(timezone.now() + timedelta(minutes=3)):
+    with frozen_clock(timezone.now() + timedelta(minutes=3), tick=True):
         delivery = delivery_attempt(delivery_id=delivery.id)
 
     assert delivery.status == DeliveryStatus.SUCCEEDED
@@ -319,8 +315,8 @@ def test_a_failed_delivery_can_be_resent(tenancy, rule, http_receiver, django_ca
 def test_editing_a_rule_keeps_the_pending_retries_of_unchanged_channels(
     tenancy, rule, http_receiver, make_http_receiver, django_capture_on_commit_callbacks
 ):
-    from alerts.services import alert_rule_update
     from alerts.channel_config import parse_channels
+    from alerts.services import alert_rule_update
 
     http_receiver.respond_with(500, times=1)
     removed = make_http_receiver()
@@ -339,7 +335,7 @@ def test_editing_a_rule_keeps_the_pending_retries_of_unchanged_channels(
     rule.refresh_from_db()
     error_before = rule.last_error
 
-    with time_machine.travel(timezone.now() + timedelta(minutes=1), tick=True):
+    with frozen_clock(timezone.now() + timedelta(minutes=1), tick=True):
         kept = delivery_attempt(delivery_id=kept.id)
         dropped = delivery_attempt(delivery_id=dropped.id)
 

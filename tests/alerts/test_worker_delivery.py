@@ -1,7 +1,7 @@
 """The whole pipeline with a real Celery worker on Redis: emit, commit, queue, send, retry."""
 
-import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import connection, transaction
@@ -10,8 +10,8 @@ from django.utils import timezone
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import deliveries_sweep, delivery_attempt
 from fleet import events
-from tests.alerts.conftest import make_rule, webhook
-from tests.conftest import client_for
+from tests.factories.alerts import make_rule, webhook
+from tests.support import client_for, run_in_threads
 
 pytestmark = pytest.mark.worker
 
@@ -70,21 +70,8 @@ def test_two_workers_racing_for_one_delivery_send_it_once(tenancy, http_receiver
     make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
     event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])  # autocommit: fanned out at once
     delivery = Delivery.objects.get(event=event)
-    barrier = threading.Barrier(4)
-    results = []
 
-    def worker():
-        try:
-            barrier.wait()
-            results.append(delivery_attempt(delivery_id=delivery.id))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=20)
+    results = run_in_threads(*[partial(delivery_attempt, delivery_id=delivery.id)] * 4, timeout=20)
 
     assert len(http_receiver.requests) == 1
     assert sum(result is not None for result in results) == 1

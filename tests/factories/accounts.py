@@ -6,6 +6,10 @@ DEFAULT_PASSWORD = "correct horse battery"
 
 
 class UserFactory(factory.django.DjangoModelFactory):
+    """An active user with DEFAULT_PASSWORD."""
+
+    # A raw row: user_register applies the signup policy (SIGNUP_ENABLED; the first user of a
+    # self-hosted install becomes admin), which tests that merely need a user must not depend on.
     class Meta:
         model = User
         skip_postgeneration_save = True
@@ -21,11 +25,14 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 
 class AdminFactory(UserFactory):
+    """A platform admin (a raw row too: user_create_first_admin makes only the first one)."""
+
     role = User.Role.ADMIN
 
 
 class OAuthUserFactory(UserFactory):
-    """An account created through OAuth sign-in: a provider and no usable password."""
+    """An account as OAuth sign-in leaves it: a provider and no usable password (a raw row, as
+    user_oauth_sign_in registers through the same signup policy)."""
 
     provider = "github"
     password = factory.PostGenerationMethodCall("set_unusable_password")

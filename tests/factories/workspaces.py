@@ -1,52 +1,35 @@
 import factory
 
-from workspaces.keys import api_key_digest, api_key_generate, api_key_prefix
-from workspaces.models import ApiKey, Membership, Workspace
+from workspaces.models import ApiKey, Workspace
 from workspaces.roles import Role
+from workspaces.services import api_key_create, membership_add, workspace_create
 
 from .accounts import UserFactory
 
 
 class WorkspaceFactory(factory.django.DjangoModelFactory):
-    """A workspace whose owner is also its owner member."""
+    """A workspace made by workspace_create: its owner is also its owner member."""
 
     class Meta:
         model = Workspace
-        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"Workspace {n}")
     owner = factory.SubFactory(UserFactory)
 
-    @factory.post_generation
-    def _owner_membership(obj, create, extracted, **kwargs):
-        if create:
-            Membership.objects.get_or_create(workspace=obj, user=obj.owner, defaults={"role": Role.OWNER.label})
+    @classmethod
+    def _create(cls, model_class, *, owner, name) -> Workspace:
+        return workspace_create(owner=owner, name=name)
 
 
-class MembershipFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Membership
-
-    workspace = factory.SubFactory(WorkspaceFactory)
-    user = factory.SubFactory(UserFactory)
-    role = Role.VIEWER.label
-
-
-def make_member(workspace, role: Role | str, user=None):
-    """A user who is a member of `workspace` with `role`."""
-    label = role.label if isinstance(role, Role) else role
-    return MembershipFactory(workspace=workspace, user=user or UserFactory(), role=label).user
+def make_member(workspace: Workspace, role: Role | str, user=None):
+    """A user (a new one unless given) added to `workspace` with `role` by membership_add, as its owner would."""
+    user = user or UserFactory()
+    rank = role if isinstance(role, Role) else Role.parse(role)
+    membership_add(workspace=workspace, acting_role=Role.OWNER, email=user.email, role=rank)
+    return user
 
 
 def make_api_key(*, workspace, created_by=None, scopes=("agents:read",), name="test key") -> tuple[ApiKey, str]:
-    """An API key row and its raw secret (the secret is what a client sends)."""
-    raw = api_key_generate()
-    key = ApiKey.objects.create(
-        workspace=workspace,
-        created_by=created_by or workspace.owner,
-        name=name,
-        prefix=api_key_prefix(raw),
-        digest=api_key_digest(raw),
-        scopes=list(scopes),
-    )
-    return key, raw
+    """An API key made by api_key_create (issued by the workspace owner unless `created_by` is
+    given) and its raw secret: the secret is what a client sends."""
+    return api_key_create(workspace=workspace, created_by=created_by or workspace.owner, name=name, scopes=list(scopes))

@@ -2,9 +2,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.tokens import session_token_issue
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
+from tests.support import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.fleet.api_urls")]
 

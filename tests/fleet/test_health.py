@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 
 from fleet.heartbeat import HEARTBEAT_STALE_SECONDS, heartbeat_record
-from tests.conftest import need_service
+from tests.support import need_service
 
 pytestmark = pytest.mark.django_db
 

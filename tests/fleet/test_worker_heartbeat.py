@@ -10,8 +10,7 @@ from django.core.cache import cache
 from fleet.celery import app
 from fleet.heartbeat import HEARTBEAT_KEY, heartbeat_age, heartbeat_state
 from fleet.tasks import worker_heartbeat
-from tests.conftest import need_service
-from tests.support import wait_until
+from tests.support import need_service, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

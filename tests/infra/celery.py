@@ -21,8 +21,7 @@ import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
-from tests.conftest import need_service
-from tests.support import wait_until
+from tests.support import need_service, wait_until
 
 
 @dataclass

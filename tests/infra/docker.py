@@ -27,7 +27,7 @@ import docker
 import pytest
 from docker import errors as docker_errors
 
-from tests.conftest import need_service
+from tests.support import need_service
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_IMAGE = "fleet-test-runtime:latest"

@@ -1,7 +1,7 @@
 import pytest
 
-import tests.conftest as conftest
-from tests.conftest import need_service
+import tests.support as support
+from tests.support import need_service
 
 
 def test_an_available_service_lets_the_test_run():
@@ -9,14 +9,14 @@ def test_an_available_service_lets_the_test_run():
 
 
 def test_a_missing_service_skips_the_test_outside_ci(monkeypatch):
-    monkeypatch.setattr(conftest, "IN_CI", False)
+    monkeypatch.setattr(support, "IN_CI", False)
 
     with pytest.raises(pytest.skip.Exception, match="no redis here"):
         need_service(False, "no redis here")
 
 
 def test_a_missing_service_fails_the_test_under_ci(monkeypatch):
-    monkeypatch.setattr(conftest, "IN_CI", True)
+    monkeypatch.setattr(support, "IN_CI", True)
 
     with pytest.raises(pytest.fail.Exception, match="required service missing under CI: no redis"):
         need_service(False, "no redis")

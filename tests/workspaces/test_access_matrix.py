@@ -9,7 +9,9 @@ from tests.factories.workspaces import make_api_key, make_member
 from workspaces.models import ApiKey, Membership, Workspace
 from workspaces.roles import Role
 
-from .conftest import ALL_CALLERS
+SESSION_CALLERS = ("owner", "admin", "editor", "viewer", "outsider", "platform_admin")
+KEY_CALLERS = ("key:agents:read", "key:agents:write", "key:workspaces:read")  # each a key of the workspace
+ALL_CALLERS = SESSION_CALLERS + KEY_CALLERS + ("anonymous",)
 
 OK, CREATED = (200, None), (201, None)
 NOT_FOUND = (404, "not_found")
@@ -17,7 +19,8 @@ DENIED = (403, "permission_denied")
 NO_SCOPE = (403, "missing_scope")
 SESSION = (403, "session_required")
 ANON = (401, "not_authenticated")
-KEYS_REFUSED = {"key_agents_read": SESSION, "key_agents_write": SESSION, "key_workspaces_read": SESSION}
+KEYS_REFUSED = {caller: SESSION for caller in KEY_CALLERS}
+AGENT_KEYS_REFUSED = {"key:agents:read": NO_SCOPE, "key:agents:write": NO_SCOPE}  # no workspaces:read
 
 
 def _expect(**overrides):
@@ -41,7 +44,7 @@ def _targets(tenancy) -> dict:
 ROUTES = {
     "list workspaces": (
         "get", lambda t: "/api/workspaces", None,
-        _expect(key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+        _expect(**AGENT_KEYS_REFUSED),
     ),
     "create workspace": (
         "post", lambda t: "/api/workspaces", lambda t: {"name": "New"},
@@ -50,7 +53,7 @@ ROUTES = {
     ),
     "get workspace": (
         "get", lambda t: f"/api/workspaces/{t['ws']}", None,
-        _expect(outsider=NOT_FOUND, key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+        _expect(outsider=NOT_FOUND, **AGENT_KEYS_REFUSED),
     ),
     "delete workspace": (
         "delete", lambda t: f"/api/workspaces/{t['ws']}", None,
@@ -59,7 +62,7 @@ ROUTES = {
     ),
     "list members": (
         "get", lambda t: f"/api/workspaces/{t['ws']}/members", None,
-        _expect(outsider=NOT_FOUND, key_agents_read=NO_SCOPE, key_agents_write=NO_SCOPE),
+        _expect(outsider=NOT_FOUND, **AGENT_KEYS_REFUSED),
     ),
     "add member": (
         "post", lambda t: f"/api/workspaces/{t['ws']}/members", lambda t: {"email": t["newcomer"].email, "role": "editor"},
@@ -134,7 +137,8 @@ REFUSED_WRITES = [
 def test_a_refused_write_changes_nothing(tenancy, route, caller):
     method, path, body, _expected = ROUTES[route]
     targets = _targets(tenancy)
+    client = tenancy.client(caller)  # before the snapshot: a key caller's key is made here
     before = _state(tenancy, targets)
     kwargs = {"format": "json", "data": body(targets)} if body else {}
-    getattr(tenancy.client(caller), method)(path(targets), **kwargs)
+    getattr(client, method)(path(targets), **kwargs)
     assert _state(tenancy, targets) == before

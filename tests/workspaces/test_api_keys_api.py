@@ -7,9 +7,9 @@ from datetime import datetime
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.accounts import AdminFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import client_for
 from workspaces.keys import api_key_digest
 from workspaces.models import ApiKey
 from workspaces.roles import Role

@@ -10,8 +10,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.tokens import session_token_issue
-from tests.conftest import client_for
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import client_for
 from workspaces.keys import principal_from_api_key
 from workspaces.models import ApiKey, Membership
 from workspaces.roles import Role

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from tests.conftest import client_for
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import client_for
 from workspaces.models import ApiKey, Membership
 from workspaces.roles import Role
 

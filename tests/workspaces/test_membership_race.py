@@ -6,11 +6,11 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 
-from tests.conftest import client_for, need_service
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import WorkspaceFactory
+from tests.support import client_for, in_thread, need_service, run_in_threads
 from workspaces.models import Membership
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,18 +19,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _postgres_only():
     need_service(connection.vendor == "postgresql", "the membership race needs PostgreSQL row locking")
-
-
-def _in_thread(target, results: list):
-    def run():
-        try:
-            results.append(target())
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
 
 
 def _add(workspace, email):
@@ -43,16 +31,8 @@ def test_two_simultaneous_adds_leave_one_membership():
     workspace = WorkspaceFactory()
     for round_number in range(5):
         newcomer = UserFactory()
-        barrier = threading.Barrier(2)
-        statuses: list = []
 
-        def add():
-            barrier.wait()
-            return _add(workspace, newcomer.email)()
-
-        threads = [_in_thread(add, statuses) for _ in range(2)]
-        for thread in threads:
-            thread.join(timeout=30)
+        statuses = run_in_threads(_add(workspace, newcomer.email), _add(workspace, newcomer.email), timeout=30)
 
         assert sorted(statuses) == [201, 409], (round_number, statuses)
         assert Membership.objects.filter(workspace=workspace, user=newcomer).count() == 1
@@ -79,26 +59,23 @@ def test_an_add_that_loses_the_race_after_its_check_answers_409():
     workspace = WorkspaceFactory()
     newcomer = UserFactory()
     inserted, release = threading.Event(), threading.Event()
-    holder_results: list = []
 
     def hold_an_uncommitted_membership():
         with transaction.atomic():
+            # A raw row on purpose: the race needs an insert left uncommitted, which no service does.
             Membership.objects.create(workspace=workspace, user=newcomer, role="editor")
             inserted.set()
             release.wait(timeout=30)
         return "committed"
 
-    holder = _in_thread(hold_an_uncommitted_membership, holder_results)
+    holder = in_thread(hold_an_uncommitted_membership)
     assert inserted.wait(timeout=10)
-    statuses: list = []
-    request = _in_thread(_add(workspace, newcomer.email), statuses)
+    request = in_thread(_add(workspace, newcomer.email))
     _wait_for_lock_waiter()
     release.set()
-    holder.join(timeout=30)
-    request.join(timeout=30)
 
-    assert holder_results == ["committed"]
-    assert statuses == [409]
+    assert holder.result(timeout=30) == "committed"
+    assert request.result(timeout=30) == 409
     assert list(Membership.objects.filter(workspace=workspace, user=newcomer).values_list("role", flat=True)) == [
         "editor"
     ]

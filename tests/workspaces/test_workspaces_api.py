@@ -8,10 +8,10 @@ from datetime import datetime
 import pytest
 
 from agents.models import Agent, WorkspaceAgent
-from tests.conftest import client_for
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import client_for
 from workspaces.models import ApiKey, Membership, Workspace
 from workspaces.roles import Role
 

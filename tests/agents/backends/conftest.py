@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agents.backends.docker import DockerBackend
-from tests.agents.backends.support import FakeAgent, answers_health, spec_for, wait_until
+from tests.agents.backends.support import FakeAgent, answers_health, spec_for
+from tests.support import wait_until
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from agents.backends.base import Placement, WorkloadSpec
-from tests.support import wait_until  # noqa: F401 - re-exported for the backend tests
 
 MB = 1024 * 1024
 

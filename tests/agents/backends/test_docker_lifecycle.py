@@ -7,7 +7,8 @@ from docker import errors as docker_errors
 
 from agents.backends.base import BackendError, WorkloadMissing
 from agents.backends.docker import DockerBackend
-from tests.agents.backends.support import MB, FakeAgent, answers_health, http_get, spec_for, wait_until
+from tests.agents.backends.support import MB, FakeAgent, answers_health, http_get, spec_for
+from tests.support import wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 

@@ -3,36 +3,23 @@
 from __future__ import annotations
 
 import socket
-import threading
+from functools import partial
 
 import pytest
 
 from agents.backends.docker import DockerBackend
 from agents.backends.ports import NoFreePort
-from tests.agents.backends.support import FakeAgent, answers_health, spec_for, wait_until
+from tests.agents.backends.support import FakeAgent, answers_health, spec_for
+from tests.support import run_in_threads, wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
 
 def create_concurrently(agents: list[FakeAgent]) -> list:
-    """Create every agent's container at once, from one thread each."""
-    start = threading.Barrier(len(agents))
-    results: list = [None] * len(agents)
-
-    def deploy(index: int, agent: FakeAgent) -> None:
-        backend = DockerBackend()
-        start.wait()
-        try:
-            results[index] = backend.create(agent, spec_for(agent))
-        except Exception as exc:  # handed back to the test thread, which asserts on it
-            results[index] = exc
-
-    threads = [threading.Thread(target=deploy, args=pair) for pair in enumerate(agents)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
+    """Create every agent's container at once, from one thread each: the placements, or the
+    exceptions in their place (the tests assert on them)."""
+    creates = [partial(DockerBackend().create, agent, spec_for(agent)) for agent in agents]
+    return run_in_threads(*creates, return_exceptions=True)
 
 
 def test_two_concurrent_creates_for_different_agents_get_distinct_ports():

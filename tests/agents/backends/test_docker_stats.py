@@ -8,7 +8,8 @@ import time
 import pytest
 
 from agents.backends.docker import _cpu_samples
-from tests.agents.backends.support import answers_health, wait_until
+from tests.agents.backends.support import answers_health
+from tests.support import wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 

@@ -8,8 +8,8 @@ shape a cgroup v2 engine sends, ten seconds apart. One-shot payloads carry no pr
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from agents.backends.docker_stats import (
     snapshot_from_stats,
     window_seconds,
 )
+from tests.support import run_in_threads
 
 PAYLOADS = Path(__file__).parent / "payloads"
 NOW = datetime(2026, 11, 22, 7, 0, tzinfo=timezone.utc)
@@ -134,25 +135,18 @@ def test_the_cache_keeps_at_most_max_entries_dropping_the_least_recently_read():
 
 def test_threads_reading_many_containers_at_once_keep_the_cache_bounded_and_consistent():
     cache = CpuSampleCache(max_entries=50)
-    errors = []
+    wrong = []
 
     def reader(offset: int) -> None:
-        try:
-            for step in range(1, 200):
-                key = f"c{(offset + step) % 80}"
-                figure = cache.percent(key, sample(step, 1000 + 10 * step, at=step * 0.01))
-                if figure is None:
-                    cache.record(key, sample(step, 1000 + 10 * step, at=step * 0.01), 0.0)
-                elif figure != 0.0 and figure != pytest.approx(20.0):  # every delta here is 20 %
-                    errors.append(figure)
-        except Exception as error:  # noqa: BLE001 - any failure in a thread fails the test
-            errors.append(error)
+        for step in range(1, 200):
+            key = f"c{(offset + step) % 80}"
+            figure = cache.percent(key, sample(step, 1000 + 10 * step, at=step * 0.01))
+            if figure is None:
+                cache.record(key, sample(step, 1000 + 10 * step, at=step * 0.01), 0.0)
+            elif figure != 0.0 and figure != pytest.approx(20.0):  # every delta here is 20 %
+                wrong.append(figure)
 
-    threads = [threading.Thread(target=reader, args=(n * 7,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_in_threads(*(partial(reader, n * 7) for n in range(8)))  # a reader's exception is raised here
 
-    assert errors == []
+    assert wrong == []
     assert len(cache) == 50

@@ -7,21 +7,20 @@ import uuid
 import pytest
 
 from agents.models import Budget
-from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def agent(tenancy):
-    return shared_agent(tenancy)
+    return tenancy.agent()
 
 
 @pytest.fixture
 def owner_client(tenancy):
-    return client_for(tenancy.owner)
+    return client_for(tenancy.agent_owner)
 
 
 def put(client, agent, **body):
@@ -97,7 +96,7 @@ def test_deleting_an_unknown_budget_is_404(owner_client, agent):
 
 
 def test_a_budget_of_another_agent_cannot_be_deleted_through_this_one(tenancy, owner_client, agent):
-    other = shared_agent(tenancy)
+    other = tenancy.agent()
     budget_id = put(owner_client, other, period="daily", limit_usd=1).json()["id"]
 
     response = owner_client.delete(f"/api/agents/{agent.id}/budget/{budget_id}")
@@ -146,9 +145,9 @@ def test_soft_threshold_accepts_1_to_100(owner_client, agent, pct):
     assert (response.status_code, response.json()["softThresholdPct"]) == (201, pct)
 
 
-READERS = ["owner", "workspace_owner", "admin", "editor", "viewer", "platform_admin", "key:agents:read",
+READERS = ["agent_owner", "owner", "admin", "editor", "viewer", "platform_admin", "key:agents:read",
            "key:agents:write"]
-WRITERS = ["owner", "workspace_owner", "admin", "editor", "platform_admin", "key:agents:write"]
+WRITERS = ["agent_owner", "owner", "admin", "editor", "platform_admin", "key:agents:write"]
 MATRIX = [
     ("viewer", 403),
     ("key:agents:read", 403),

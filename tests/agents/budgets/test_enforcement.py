@@ -7,16 +7,14 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-import time_machine
 
 from agents.apps import AgentsConfig
 from agents.budgets.enforcement import budget_pause, budgets_sweep
 from agents.models import Agent, Budget
 from fleet.celery import app as celery_app
 from fleet.models import Event
-from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -24,9 +22,8 @@ NOW = datetime(2026, 3, 18, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(NOW, tick=False):
-        yield
+def _at_noon(clock):
+    clock.move_to(NOW)
 
 
 @pytest.fixture
@@ -36,6 +33,8 @@ def broken_engine(settings, tmp_path):
 
 
 def budget(agent, *, period="daily", limit_usd=10, soft=80) -> Budget:
+    # A raw row, not make_budget: budget_upsert acts at once on a cap already reached, and these
+    # tests need the ingestion or the sweep to be what acts.
     return Budget.objects.create(agent=agent, period=period, limit_micros=int(limit_usd * 1_000_000),
                                  soft_threshold_pct=Decimal(soft))
 
@@ -51,11 +50,11 @@ def budget_kinds(agent) -> list[str]:
 
 def running_without_container(tenancy) -> Agent:
     """A running agent whose stop needs no engine call (no container to stop)."""
-    return shared_agent(tenancy, status="running", container_id="")
+    return tenancy.agent(status="running", container_id="")
 
 
-def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy):
-    agent = shared_agent(tenancy)
+def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy, clock):
+    agent = tenancy.agent()
     budget(agent, limit_usd=10)
 
     spend(agent, 8)
@@ -69,15 +68,15 @@ def test_crossing_the_soft_threshold_emits_the_event_once_per_period(tenancy):
     assert event.data["budget"]["period"] == "daily"
     assert event.data["budget"]["pct"] == 80
 
-    with time_machine.travel(NOW + timedelta(days=1), tick=False):
-        spend(agent, 7.99)
-        assert budget_kinds(agent) == ["agent.budget_soft_exceeded"]
-        spend(agent, 0.01)
+    clock.move_to(NOW + timedelta(days=1))
+    spend(agent, 7.99)
+    assert budget_kinds(agent) == ["agent.budget_soft_exceeded"]
+    spend(agent, 0.01)
     assert budget_kinds(agent) == ["agent.budget_soft_exceeded"] * 2
 
 
 def test_spend_below_the_soft_threshold_emits_nothing(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     budget(agent, limit_usd=10)
 
     spend(agent, 7.99)
@@ -87,7 +86,7 @@ def test_spend_below_the_soft_threshold_emits_nothing(tenancy):
 
 
 def test_the_sweep_sends_a_soft_event_that_ingestion_did_not(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     spend(agent, 9)  # before any budget existed
     budget(agent, limit_usd=10)
 
@@ -98,7 +97,7 @@ def test_the_sweep_sends_a_soft_event_that_ingestion_did_not(tenancy):
 
 
 def test_each_budget_warns_on_its_own(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     budget(agent, period="daily", limit_usd=10)
     budget(agent, period="monthly", limit_usd=100)
 
@@ -136,7 +135,7 @@ def test_usage_reaching_the_cap_claims_the_pause_before_the_worker_stops_it(
 
 
 def test_the_sweep_pauses_a_running_or_warning_agent_over_a_cap(tenancy):
-    agents = [running_without_container(tenancy), shared_agent(tenancy, status="warning", container_id="")]
+    agents = [running_without_container(tenancy), tenancy.agent(status="warning", container_id="")]
     for agent in agents:
         spend(agent, 15)
         budget(agent, period="weekly", limit_usd=15)
@@ -152,7 +151,7 @@ def test_the_sweep_pauses_a_running_or_warning_agent_over_a_cap(tenancy):
 
 @pytest.mark.parametrize("status", ["stopped", "error", "queued", "deploying"])
 def test_an_agent_that_is_not_running_is_left_alone(tenancy, status):
-    agent = shared_agent(tenancy, status=status, container_id="")
+    agent = tenancy.agent(status=status, container_id="")
     spend(agent, 20)
     budget(agent, limit_usd=10)
 
@@ -163,7 +162,7 @@ def test_an_agent_that_is_not_running_is_left_alone(tenancy, status):
 
 
 def test_an_adopted_agent_is_never_paused(tenancy):
-    agent = shared_agent(tenancy, status="running", container_id="", is_external=True, deploy_target="external")
+    agent = tenancy.agent(status="running", container_id="", is_external=True, deploy_target="external")
     spend(agent, 20)
     budget(agent, limit_usd=10)
 
@@ -173,7 +172,7 @@ def test_an_adopted_agent_is_never_paused(tenancy):
 
 
 def test_a_failed_stop_emits_pause_failed_and_the_next_sweep_tries_again(tenancy, broken_engine):
-    agent = shared_agent(tenancy, status="running", container_id="c" * 64)  # the stop needs the engine
+    agent = tenancy.agent(status="running", container_id="c" * 64)  # the stop needs the engine
     spend(agent, 20)
     budget(agent, limit_usd=10)
 
@@ -189,7 +188,7 @@ def test_a_failed_stop_emits_pause_failed_and_the_next_sweep_tries_again(tenancy
 
 
 def test_one_agents_failure_never_stops_the_sweep(tenancy, broken_engine):
-    failing = shared_agent(tenancy, status="running", container_id="c" * 64, name="a-failing")
+    failing = tenancy.agent(status="running", container_id="c" * 64, name="a-failing")
     healthy = running_without_container(tenancy)
     for agent in (failing, healthy):
         spend(agent, 20)
@@ -235,7 +234,7 @@ def test_lowering_a_limit_under_the_spend_pauses_at_once(tenancy, eager_tasks, d
     spend(agent, 5)
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_for(tenancy.owner).put(f"/api/agents/{agent.id}/budget",
+        response = client_for(tenancy.agent_owner).put(f"/api/agents/{agent.id}/budget",
                                                  {"period": "monthly", "limit_usd": 4}, format="json")
 
     assert response.json()["bucket"] == "hard"
@@ -244,8 +243,8 @@ def test_lowering_a_limit_under_the_spend_pauses_at_once(tenancy, eager_tasks, d
 
 
 def test_raising_the_limit_arms_the_soft_warning_again(tenancy):
-    agent = shared_agent(tenancy)
-    client = client_for(tenancy.owner)
+    agent = tenancy.agent()
+    client = client_for(tenancy.agent_owner)
     client.put(f"/api/agents/{agent.id}/budget", {"period": "daily", "limit_usd": 10}, format="json")
     spend(agent, 8)
     client.put(f"/api/agents/{agent.id}/budget", {"period": "daily", "limit_usd": 20}, format="json")
@@ -278,7 +277,7 @@ def test_the_sweep_runs_every_minute_from_beat():
 
 def test_a_sweep_with_nothing_new_to_do_only_reads(tenancy, django_assert_num_queries):
     for _ in range(5):
-        agent = shared_agent(tenancy)  # stopped: nothing to pause
+        agent = tenancy.agent()  # stopped: nothing to pause
         spend(agent, 9)
         budget(agent, limit_usd=10)
     assert budgets_sweep().soft_events == 5

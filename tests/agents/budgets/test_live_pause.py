@@ -13,8 +13,8 @@ import pytest
 from agents.budgets.enforcement import budgets_sweep
 from agents.models import Agent
 from fleet.models import Event
-from tests.conftest import client_for
 from tests.factories.accounts import UserFactory
+from tests.support import client_for
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker]
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
-import time_machine
 
 from agents.budgets.periods import period_window
-from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
-from tests.conftest import client_for
+from tests.support import client_for
 
 
 @pytest.mark.parametrize(
@@ -54,19 +52,21 @@ def _budgets(user, agent) -> dict:
          "2026-03-01T00:00:00+00:00"),
     ],
 )
-def test_spend_counts_until_the_period_ends_and_then_resets(tenancy, spent_at, last_moment, period, resets_at):
-    agent = shared_agent(tenancy)
-    with time_machine.travel(spent_at, tick=False):
-        client_for(tenancy.owner).put(
-            f"/api/agents/{agent.id}/budget", {"period": period, "limit_usd": 10}, format="json"
-        )
-        spend(agent, 4.0)
+def test_spend_counts_until_the_period_ends_and_then_resets(
+    tenancy, clock, spent_at, last_moment, period, resets_at
+):
+    agent = tenancy.agent()
+    clock.move_to(spent_at)
+    client_for(tenancy.agent_owner).put(
+        f"/api/agents/{agent.id}/budget", {"period": period, "limit_usd": 10}, format="json"
+    )
+    spend(agent, 4.0)
 
-    with time_machine.travel(last_moment, tick=False):
-        budget = _budgets(tenancy.owner, agent)[period]
-        assert (budget["currentUsd"], budget["resetsAt"]) == (4.0, resets_at)
+    clock.move_to(last_moment)
+    budget = _budgets(tenancy.agent_owner, agent)[period]
+    assert (budget["currentUsd"], budget["resetsAt"]) == (4.0, resets_at)
 
-    with time_machine.travel(last_moment + timedelta(seconds=1), tick=False):
-        budget = _budgets(tenancy.owner, agent)[period]
-        assert (budget["currentUsd"], budget["pct"], budget["bucket"]) == (0, 0, "none")
-        assert budget["resetsAt"] > resets_at
+    clock.move_to(last_moment + timedelta(seconds=1))
+    budget = _budgets(tenancy.agent_owner, agent)[period]
+    assert (budget["currentUsd"], budget["pct"], budget["bucket"]) == (0, 0, "none")
+    assert budget["resetsAt"] > resets_at

@@ -10,9 +10,7 @@ from django.utils import timezone
 
 from agents.stats.admin import agent_stats_charts
 from agents.stats.chart import HEIGHT, WIDTH, Series, svg_chart
-from tests.factories.agents import AgentFactory
-
-from .conftest import make_samples
+from tests.factories.agents import AgentFactory, make_samples
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 END = START + timedelta(hours=1)

@@ -11,9 +11,7 @@ from django.utils import timezone
 from agents.models import StatsSample
 from agents.stats.tasks import PURGE_TASK, SAMPLE_TASK, stats_purge_expired
 from fleet.celery import app
-from tests.factories.agents import AgentFactory
-
-from .conftest import make_samples
+from tests.factories.agents import AgentFactory, make_samples
 
 
 def jobs() -> dict:

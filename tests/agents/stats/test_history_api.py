@@ -9,9 +9,7 @@ import pytest
 from django.utils import timezone
 
 from agents.stats.history import MAX_RECORDS
-from tests.factories.agents import AgentFactory
-
-from .conftest import make_samples
+from tests.factories.agents import AgentFactory, make_samples
 
 pytestmark = pytest.mark.django_db
 
@@ -43,13 +41,13 @@ def times(body) -> list[datetime]:
     return [datetime.fromisoformat(r["recorded_at"]) for r in body]
 
 
-def test_it_returns_every_sample_of_a_short_window_oldest_first_with_the_spec_fields(tenancy):
+def test_it_returns_every_sample_of_a_short_window_oldest_first_with_the_spec_fields(tenancy, agent):
     now = timezone.now()
-    make_samples(tenancy.agent, start=now - timedelta(seconds=295), count=30)
-    make_samples(tenancy.agent, start=now - timedelta(minutes=20), count=1)  # outside 15m
+    make_samples(agent, start=now - timedelta(seconds=295), count=30)
+    make_samples(agent, start=now - timedelta(minutes=20), count=1)  # outside 15m
     make_samples(AgentFactory(), start=now - timedelta(seconds=295), count=30)  # another agent
 
-    response = tenancy.client("owner").get(url(tenancy.agent))
+    response = tenancy.client("owner").get(url(agent))
 
     assert response.status_code == 200
     body = response.json()
@@ -71,19 +69,19 @@ def test_it_returns_every_sample_of_a_short_window_oldest_first_with_the_spec_fi
     }
 
 
-def test_an_agent_without_samples_has_an_empty_history(tenancy):
-    response = tenancy.client("owner").get(url(tenancy.agent))
+def test_an_agent_without_samples_has_an_empty_history(tenancy, agent):
+    response = tenancy.client("owner").get(url(agent))
 
     assert response.status_code == 200
     assert response.json() == []
 
 
-def test_the_default_range_is_fifteen_minutes(tenancy):
+def test_the_default_range_is_fifteen_minutes(tenancy, agent):
     now = timezone.now()
-    make_samples(tenancy.agent, start=now - timedelta(minutes=16), count=1, cpu_percent=16.0)
-    make_samples(tenancy.agent, start=now - timedelta(minutes=14), count=1, cpu_percent=14.0)
+    make_samples(agent, start=now - timedelta(minutes=16), count=1, cpu_percent=16.0)
+    make_samples(agent, start=now - timedelta(minutes=14), count=1, cpu_percent=14.0)
 
-    body = tenancy.client("owner").get(url(tenancy.agent)).json()
+    body = tenancy.client("owner").get(url(agent)).json()
 
     assert [r["cpu_percent"] for r in body] == [14.0]
 
@@ -99,65 +97,65 @@ def test_the_default_range_is_fifteen_minutes(tenancy):
         ("24h", timedelta(hours=24)),
     ],
 )
-def test_each_range_reaches_back_exactly_its_length(tenancy, name, length):
+def test_each_range_reaches_back_exactly_its_length(tenancy, agent, name, length):
     now = timezone.now()
-    make_samples(tenancy.agent, start=now - length - timedelta(seconds=30), count=1, cpu_percent=1.0)
-    make_samples(tenancy.agent, start=now - length + timedelta(seconds=30), count=1, cpu_percent=2.0)
+    make_samples(agent, start=now - length - timedelta(seconds=30), count=1, cpu_percent=1.0)
+    make_samples(agent, start=now - length + timedelta(seconds=30), count=1, cpu_percent=2.0)
 
-    body = tenancy.client("owner").get(url(tenancy.agent, range=name)).json()
+    body = tenancy.client("owner").get(url(agent, range=name)).json()
 
     assert [r["cpu_percent"] for r in body] == [2.0]
 
 
-def test_from_and_to_select_a_window_that_includes_both_ends(tenancy):
-    make_samples(tenancy.agent, start=T0, count=10)
+def test_from_and_to_select_a_window_that_includes_both_ends(tenancy, agent):
+    make_samples(agent, start=T0, count=10)
 
     body = tenancy.client("owner").get(
-        url(tenancy.agent, **{"from": iso(T0 + timedelta(seconds=10)), "to": iso(T0 + timedelta(seconds=30))})
+        url(agent, **{"from": iso(T0 + timedelta(seconds=10)), "to": iso(T0 + timedelta(seconds=30))})
     ).json()
 
     assert times(body) == [T0 + timedelta(seconds=s) for s in (10, 20, 30)]
 
 
-def test_range_is_ignored_when_from_and_to_are_given(tenancy):
-    make_samples(tenancy.agent, start=T0, count=3)
+def test_range_is_ignored_when_from_and_to_are_given(tenancy, agent):
+    make_samples(agent, start=T0, count=3)
 
     response = tenancy.client("owner").get(
-        url(tenancy.agent, range="bogus", **{"from": iso(T0), "to": iso(T0 + timedelta(minutes=1))})
+        url(agent, range="bogus", **{"from": iso(T0), "to": iso(T0 + timedelta(minutes=1))})
     )
 
     assert response.status_code == 200
     assert len(response.json()) == 3
 
 
-def test_timestamps_with_an_offset_are_understood_even_when_the_plus_sign_arrives_as_a_space(tenancy):
-    make_samples(tenancy.agent, start=T0, count=10)
+def test_timestamps_with_an_offset_are_understood_even_when_the_plus_sign_arrives_as_a_space(tenancy, agent):
+    make_samples(agent, start=T0, count=10)
     # 14:00:20+02:00 is 12:00:20 UTC; the raw '+' of an unencoded query decodes to a space.
-    path = f"/api/agents/{tenancy.agent.pk}/stats/history?from=2026-03-01T14:00:20+02:00&to=2026-03-01T12:00:40Z"
+    path = f"/api/agents/{agent.pk}/stats/history?from=2026-03-01T14:00:20+02:00&to=2026-03-01T12:00:40Z"
 
     body = tenancy.client("owner").get(path).json()
 
     assert times(body) == [T0 + timedelta(seconds=s) for s in (20, 30, 40)]
 
 
-def test_exactly_two_thousand_samples_come_back_raw(tenancy):
-    make_samples(tenancy.agent, start=T0, count=MAX_RECORDS, every=timedelta(seconds=1))
+def test_exactly_two_thousand_samples_come_back_raw(tenancy, agent):
+    make_samples(agent, start=T0, count=MAX_RECORDS, every=timedelta(seconds=1))
 
     body = tenancy.client("owner").get(
-        url(tenancy.agent, **{"from": iso(T0), "to": iso(T0 + timedelta(hours=1))})
+        url(agent, **{"from": iso(T0), "to": iso(T0 + timedelta(hours=1))})
     ).json()
 
     assert len(body) == MAX_RECORDS
     assert [r["pids"] for r in body] == list(range(MAX_RECORDS))
 
 
-def test_a_window_holding_more_samples_comes_back_as_evenly_spaced_buckets(tenancy):
+def test_a_window_holding_more_samples_comes_back_as_evenly_spaced_buckets(tenancy, agent):
     # 4001 samples one second apart over 4000 s: 2000 buckets of 2 s, two samples each (the
     # last bucket also takes the sample at the window's inclusive end).
-    make_samples(tenancy.agent, start=T0, count=4001, every=timedelta(seconds=1))
+    make_samples(agent, start=T0, count=4001, every=timedelta(seconds=1))
 
     body = tenancy.client("owner").get(
-        url(tenancy.agent, **{"from": iso(T0), "to": iso(T0 + timedelta(seconds=4000))})
+        url(agent, **{"from": iso(T0), "to": iso(T0 + timedelta(seconds=4000))})
     ).json()
 
     assert len(body) == MAX_RECORDS
@@ -172,11 +170,11 @@ def test_a_window_holding_more_samples_comes_back_as_evenly_spaced_buckets(tenan
     assert body[-1]["network_rx_mb"] == 40000.0
 
 
-def test_a_full_day_of_ten_second_samples_is_cut_to_the_cap_oldest_first(tenancy):
+def test_a_full_day_of_ten_second_samples_is_cut_to_the_cap_oldest_first(tenancy, agent):
     now = timezone.now()
-    make_samples(tenancy.agent, start=now - timedelta(hours=24) + timedelta(seconds=5), count=8640)
+    make_samples(agent, start=now - timedelta(hours=24) + timedelta(seconds=5), count=8640)
 
-    body = tenancy.client("owner").get(url(tenancy.agent, range="24h")).json()
+    body = tenancy.client("owner").get(url(agent, range="24h")).json()
 
     assert len(body) == MAX_RECORDS
     stamps = times(body)
@@ -186,12 +184,12 @@ def test_a_full_day_of_ten_second_samples_is_cut_to_the_cap_oldest_first(tenancy
     assert counters == sorted(counters)
 
 
-def test_buckets_that_hold_no_sample_are_left_out(tenancy):
-    make_samples(tenancy.agent, start=T0, count=1500, every=timedelta(seconds=1))
-    make_samples(tenancy.agent, start=T0 + timedelta(seconds=3000), count=1001, every=timedelta(seconds=1))
+def test_buckets_that_hold_no_sample_are_left_out(tenancy, agent):
+    make_samples(agent, start=T0, count=1500, every=timedelta(seconds=1))
+    make_samples(agent, start=T0 + timedelta(seconds=3000), count=1001, every=timedelta(seconds=1))
 
     body = tenancy.client("owner").get(
-        url(tenancy.agent, **{"from": iso(T0), "to": iso(T0 + timedelta(seconds=4000))})
+        url(agent, **{"from": iso(T0), "to": iso(T0 + timedelta(seconds=4000))})
     ).json()
 
     gap_start, gap_end = T0 + timedelta(seconds=1500), T0 + timedelta(seconds=3000)
@@ -213,8 +211,8 @@ def test_buckets_that_hold_no_sample_are_left_out(tenancy):
         ({"from": "", "to": ""}, "from"),
     ],
 )
-def test_invalid_parameters_are_a_400_that_names_the_field(tenancy, params, field):
-    response = tenancy.client("owner").get(url(tenancy.agent, **params))
+def test_invalid_parameters_are_a_400_that_names_the_field(tenancy, agent, params, field):
+    response = tenancy.client("owner").get(url(agent, **params))
 
     assert response.status_code == 400
     body = response.json()
@@ -228,17 +226,17 @@ def test_invalid_parameters_are_a_400_that_names_the_field(tenancy, params, fiel
     [
         ("owner", 200),
         ("viewer", 200),
-        ("key_agents_read", 200),
+        ("key:agents:read", 200),
         ("outsider", 404),
-        ("key_other_workspace", 404),
-        ("key_workspaces_read", 403),
+        ("other-key", 404),
+        ("key:workspaces:read", 403),
         ("anonymous", 401),
     ],
 )
-def test_history_is_for_viewers_of_the_agent(tenancy, caller, status):
-    make_samples(tenancy.agent, start=timezone.now() - timedelta(minutes=1), count=3)
+def test_history_is_for_viewers_of_the_agent(tenancy, agent, caller, status):
+    make_samples(agent, start=timezone.now() - timedelta(minutes=1), count=3)
 
-    response = tenancy.client(caller).get(url(tenancy.agent))
+    response = tenancy.client(caller).get(url(agent))
 
     assert response.status_code == status
     if status == 200:
@@ -247,8 +245,8 @@ def test_history_is_for_viewers_of_the_agent(tenancy, caller, status):
         assert set(response.json()) == {"error", "code"}
 
 
-def test_an_invisible_agent_is_a_404_even_with_invalid_parameters(tenancy):
-    response = tenancy.client("outsider").get(url(tenancy.agent, range="2h"))
+def test_an_invisible_agent_is_a_404_even_with_invalid_parameters(tenancy, agent):
+    response = tenancy.client("outsider").get(url(agent, range="2h"))
 
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"

@@ -10,9 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.models import StatsSample
 from agents.stats.services import stats_purge
-from tests.factories.agents import AgentFactory
-
-from .conftest import make_samples
+from tests.factories.agents import AgentFactory, make_samples
 
 pytestmark = pytest.mark.django_db
 

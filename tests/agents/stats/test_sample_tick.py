@@ -16,6 +16,7 @@ from agents.stats import coordination
 from agents.stats.sampler import Limits
 from agents.stats.services import TICK_LOCK, stats_sample_tick
 from tests.factories.agents import AgentFactory
+from tests.support import in_thread
 
 NOW = datetime(2026, 3, 1, 12, 0, 10, tzinfo=UTC)
 
@@ -138,18 +139,15 @@ def test_two_ticks_never_overlap_even_from_two_threads():
         release.wait(10)
         return snapshot_of(agent)
 
-    first = {}
-    thread = threading.Thread(target=lambda: first.update(report=stats_sample_tick(source=slow_source, now=NOW)))
-    thread.start()
+    first = in_thread(lambda: stats_sample_tick(source=slow_source, now=NOW))
     try:
         assert inside.wait(10)
         second = stats_sample_tick(source=snapshot_of, now=NOW)
     finally:
         release.set()
-        thread.join(10)
 
     assert second.ran is False
-    assert first["report"].stored == 3
+    assert first.result(timeout=10).stored == 3
     assert StatsSample.objects.count() == 3
 
 

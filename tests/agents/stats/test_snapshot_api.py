@@ -33,9 +33,8 @@ def url(agent) -> str:
 
 
 @pytest.fixture
-def containerised(tenancy, docker_settings, docker_engine):
-    """The tenancy's agent with a real container of the test runtime, limited to 128 MB."""
-    agent = tenancy.agent
+def containerised(agent, docker_settings, docker_engine):
+    """The agent with a real container of the test runtime, limited to 128 MB."""
     spec = WorkloadSpec(
         agent_id=str(agent.pk),
         name=f"fleet-stats-{uuid.uuid4().hex[:12]}",
@@ -53,16 +52,16 @@ def containerised(tenancy, docker_settings, docker_engine):
     return docker_engine.containers.get(placement.container_id)
 
 
-def snapshot(tenancy, caller="owner") -> dict:
-    response = tenancy.client(caller).get(url(tenancy.agent))
+def snapshot(tenancy, agent, caller="owner") -> dict:
+    response = tenancy.client(caller).get(url(agent))
     assert response.status_code == 200, response.json()
     return response.json()
 
 
-def test_a_running_containers_snapshot_shows_its_real_memory_limit_pids_and_uptime(tenancy, containerised):
+def test_a_running_containers_snapshot_shows_its_real_memory_limit_pids_and_uptime(tenancy, agent, containerised):
     time.sleep(1.2)  # let uptime pass one second
 
-    body = snapshot(tenancy)
+    body = snapshot(tenancy, agent)
 
     assert set(body) == SNAPSHOT_KEYS
     assert body["running"] is True
@@ -75,55 +74,57 @@ def test_a_running_containers_snapshot_shows_its_real_memory_limit_pids_and_upti
     assert all(body[k] >= 0 for k in ("network_rx_mb", "network_tx_mb", "disk_read_mb", "disk_write_mb"))
 
 
-def test_a_container_that_allocates_memory_shows_it(tenancy, containerised):
-    before = snapshot(tenancy)["memory_usage_mb"]
+def test_a_container_that_allocates_memory_shows_it(tenancy, agent, containerised):
+    before = snapshot(tenancy, agent)["memory_usage_mb"]
 
     # 32 MB: the shell that holds it briefly needs about twice that while reading it in.
     containerised.exec_run(["allocate", "32"], detach=True)
-    after = wait_until(lambda: (m := snapshot(tenancy)["memory_usage_mb"]) >= before + 30 and m, timeout=30, interval=0.5)
+    after = wait_until(
+        lambda: (m := snapshot(tenancy, agent)["memory_usage_mb"]) >= before + 30 and m, timeout=30, interval=0.5
+    )
 
     assert before < 16
     assert before + 30 <= after < 64
 
 
-def test_a_stopped_container_reports_not_running_and_no_uptime(tenancy, containerised):
+def test_a_stopped_container_reports_not_running_and_no_uptime(tenancy, agent, containerised):
     containerised.stop(timeout=2)
 
-    body = snapshot(tenancy)
+    body = snapshot(tenancy, agent)
 
     assert body["running"] is False
     assert body["uptime_seconds"] == 0
     assert body["memory_limit_mb"] == 128.0
 
 
-def test_a_viewer_and_a_read_key_see_the_snapshot(tenancy, containerised):
-    assert snapshot(tenancy, "viewer")["running"] is True
-    assert snapshot(tenancy, "key_agents_read")["running"] is True
+def test_a_viewer_and_a_read_key_see_the_snapshot(tenancy, agent, containerised):
+    assert snapshot(tenancy, agent, "viewer")["running"] is True
+    assert snapshot(tenancy, agent, "key:agents:read")["running"] is True
 
 
-def test_an_unreachable_engine_is_a_502(tenancy, containerised, settings, tmp_path):
+def test_an_unreachable_engine_is_a_502(tenancy, agent, containerised, settings, tmp_path):
     settings.DOCKER_HOST = f"unix://{tmp_path / 'stopped-engine.sock'}"  # nothing listens there
 
-    response = tenancy.client("owner").get(url(tenancy.agent))
+    response = tenancy.client("owner").get(url(agent))
 
     assert response.status_code == 502
     assert response.json()["code"] == "daemon_unreachable"
 
 
-def test_a_container_gone_from_the_engine_is_a_409(tenancy, containerised):
+def test_a_container_gone_from_the_engine_is_a_409(tenancy, agent, containerised):
     containerised.remove(force=True)
 
-    response = tenancy.client("owner").get(url(tenancy.agent))
+    response = tenancy.client("owner").get(url(agent))
 
     assert response.status_code == 409
     assert response.json()["code"] == "no_container"
 
 
-def test_an_agent_without_a_container_is_a_409(tenancy):
-    tenancy.agent.container_id = ""
-    tenancy.agent.save(update_fields=["container_id"])
+def test_an_agent_without_a_container_is_a_409(tenancy, agent):
+    agent.container_id = ""
+    agent.save(update_fields=["container_id"])
 
-    response = tenancy.client("owner").get(url(tenancy.agent))
+    response = tenancy.client("owner").get(url(agent))
 
     assert response.status_code == 409
     assert response.json() == {"error": response.json()["error"], "code": "no_container"}
@@ -134,19 +135,19 @@ def test_an_agent_without_a_container_is_a_409(tenancy):
     [
         ("owner", 409),
         ("viewer", 409),
-        ("key_agents_read", 409),
+        ("key:agents:read", 409),
         ("outsider", 404),
-        ("key_other_workspace", 404),
-        ("key_workspaces_read", 403),
+        ("other-key", 404),
+        ("key:workspaces:read", 403),
         ("anonymous", 401),
     ],
 )
-def test_the_snapshot_is_for_viewers_of_the_agent(tenancy, caller, status):
+def test_the_snapshot_is_for_viewers_of_the_agent(tenancy, agent, caller, status):
     # Without a container, a caller who may see the agent gets as far as the 409.
-    tenancy.agent.container_id = ""
-    tenancy.agent.save(update_fields=["container_id"])
+    agent.container_id = ""
+    agent.save(update_fields=["container_id"])
 
-    response = tenancy.client(caller).get(url(tenancy.agent))
+    response = tenancy.client(caller).get(url(agent))
 
     assert response.status_code == status
 

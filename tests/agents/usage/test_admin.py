@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
-from agents.models import Budget, ModelRate
-from tests.agents.conftest import shared_agent
+from agents.models import ModelRate
 from tests.agents.usage.helpers import spend
+from tests.factories.agents import make_budget
 
 pytestmark = pytest.mark.django_db
 
@@ -26,15 +26,15 @@ def admin_client(tenancy):
 
 @pytest.mark.parametrize("page", ["usageevent", "usagedaily", "modelrate", "budget"])
 def test_each_page_lists(admin_client, tenancy, page):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     spend(agent, 1.5)
-    Budget.objects.create(agent=agent, period="daily", limit_micros=5_000_000)
+    make_budget(agent, limit_usd=5)
 
     assert admin_client.get(f"/admin/agents/{page}/").status_code == 200
 
 
 def test_usage_rows_cannot_be_added_or_changed(admin_client, tenancy):
-    spend(shared_agent(tenancy), 1)
+    spend(tenancy.agent(), 1)
 
     assert admin_client.get("/admin/agents/usageevent/add/").status_code == 403
     assert admin_client.get("/admin/agents/usagedaily/add/").status_code == 403

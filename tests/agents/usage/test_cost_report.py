@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-import time_machine
 
-from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
+from tests.support import client_for
 
 from .helpers import spend
 
@@ -20,21 +18,20 @@ NOW = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
-def frozen_clock():
-    with time_machine.travel(NOW, tick=False):
-        yield
+def _at_noon(clock):
+    clock.move_to(NOW)
 
 
 @pytest.fixture
 def fleet(tenancy):
     """Agent `both` in tenancy.workspace and a second workspace; `solo` in tenancy.workspace only;
-    `loose` owned by tenancy.owner and in no workspace; `foreign` in other_workspace."""
-    second = WorkspaceFactory(name="Second", owner=tenancy.workspace_owner)
-    MembershipFactory(workspace=second, user=tenancy.owner, role="viewer")
-    both = shared_agent(tenancy, name="both")
+    `loose` owned by tenancy.agent_owner and in no workspace; `foreign` in other_workspace."""
+    second = WorkspaceFactory(name="Second", owner=tenancy.owner)
+    make_member(second, "viewer", user=tenancy.agent_owner)
+    both = tenancy.agent(name="both")
     WorkspaceAgentFactory(workspace=second, agent=both)
-    solo = shared_agent(tenancy, name="solo")
-    loose = AgentFactory(owner=tenancy.owner, name="loose", status="stopped", container_id="")
+    solo = tenancy.agent(name="solo")
+    loose = AgentFactory(owner=tenancy.agent_owner, name="loose", status="stopped", container_id="")
     foreign = AgentFactory(name="foreign", status="stopped", container_id="")
     WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=foreign)
     spend(both, 2.0)
@@ -50,7 +47,7 @@ def report(client, **params):
 
 
 def test_an_agent_in_two_workspaces_counts_in_each_but_once_in_the_fleet(tenancy, fleet):
-    body = report(client_for(tenancy.owner)).json()
+    body = report(client_for(tenancy.agent_owner)).json()
 
     totals = {w["workspaceName"]: w["totalUsd"] for w in body["workspaces"]}
     assert totals == {tenancy.workspace.name: 3.5, "Second": 3.0}
@@ -61,7 +58,7 @@ def test_an_agent_in_two_workspaces_counts_in_each_but_once_in_the_fleet(tenancy
 
 
 def test_a_per_agent_row_has_the_totals_and_the_per_model_breakdown(tenancy, fleet):
-    body = report(client_for(tenancy.owner)).json()
+    body = report(client_for(tenancy.agent_owner)).json()
 
     workspace = next(w for w in body["workspaces"] if w["workspaceId"] == str(tenancy.workspace.id))
     row = workspace["perAgent"][0]
@@ -78,9 +75,9 @@ def test_a_per_agent_row_has_the_totals_and_the_per_model_breakdown(tenancy, fle
 
 
 def test_an_assigned_agent_without_usage_is_listed_with_zeros(tenancy, fleet):
-    idle = shared_agent(tenancy, name="idle")
+    idle = tenancy.agent(name="idle")
 
-    body = report(client_for(tenancy.owner)).json()
+    body = report(client_for(tenancy.agent_owner)).json()
 
     workspace = next(w for w in body["workspaces"] if w["workspaceId"] == str(tenancy.workspace.id))
     row = next(r for r in workspace["perAgent"] if r["agentId"] == str(idle.id))
@@ -92,7 +89,7 @@ def test_the_window_counts_whole_utc_days_and_today(tenancy, fleet):
     spend(fleet["solo"], 20.0, occurred_at=datetime(2026, 2, 13, 0, 0, tzinfo=UTC))  # 30 days before today
 
     def solo_cost(**params):
-        body = report(client_for(tenancy.owner), **params).json()
+        body = report(client_for(tenancy.agent_owner), **params).json()
         workspace = next(w for w in body["workspaces"] if w["workspaceId"] == str(tenancy.workspace.id))
         return next(r["total_cost"] for r in workspace["perAgent"] if r["agentName"] == "solo")
 
@@ -105,7 +102,7 @@ def test_the_window_counts_whole_utc_days_and_today(tenancy, fleet):
 
 
 def test_custom_dates_report_their_number_of_days(tenancy, fleet):
-    body = report(client_for(tenancy.owner), period_start="2026-01-01", period_end="2026-12-31").json()
+    body = report(client_for(tenancy.agent_owner), period_start="2026-01-01", period_end="2026-12-31").json()
 
     assert (body["periodDays"], body["periodStart"], body["periodEnd"]) == (365, "2026-01-01", "2026-12-31")
 
@@ -128,7 +125,7 @@ def test_custom_dates_report_their_number_of_days(tenancy, fleet):
     ],
 )
 def test_a_bad_period_is_a_400_naming_the_field(tenancy, params, field):
-    response = report(client_for(tenancy.owner), **params)
+    response = report(client_for(tenancy.agent_owner), **params)
 
     assert response.status_code == 400
     assert response.json()["code"] == "validation_error"
@@ -136,7 +133,7 @@ def test_a_bad_period_is_a_400_naming_the_field(tenancy, params, field):
 
 
 def test_366_custom_days_are_allowed(tenancy):
-    response = report(client_for(tenancy.owner), period_start="2024-01-01", period_end="2024-12-31")
+    response = report(client_for(tenancy.agent_owner), period_start="2024-01-01", period_end="2024-12-31")
 
     assert (response.status_code, response.json()["periodDays"]) == (200, 366)
 
@@ -160,19 +157,19 @@ def test_without_a_credential_it_is_401(tenancy):
     assert report(client_for()).status_code == 401
 
 
-@pytest.mark.parametrize("who", ["viewer", "editor", "admin", "workspace_owner"])
+@pytest.mark.parametrize("who", ["viewer", "editor", "admin", "owner"])
 def test_every_member_role_sees_the_workspace(tenancy, fleet, who):
     body = report(client_for(getattr(tenancy, who))).json()
 
     assert str(tenancy.workspace.id) in [w["workspaceId"] for w in body["workspaces"]]
 
 
-def test_an_outsider_sees_no_workspace_of_others(tenancy, fleet):
+def test_an_outsider_sees_their_own_workspace_and_none_of_others(tenancy, fleet):
     body = report(client_for(tenancy.outsider)).json()
 
-    assert body["workspaces"] == []
+    assert [w["workspaceId"] for w in body["workspaces"]] == [str(tenancy.other_workspace.id)]
     assert body["unassigned"]["perAgent"] == []
-    assert body["uniqueFleetTotalUsd"] == 0
+    assert body["uniqueFleetTotalUsd"] == 100.0  # the foreign agent only
 
 
 def test_a_member_does_not_see_other_users_unassigned_agents(tenancy, fleet):
@@ -183,7 +180,7 @@ def test_a_member_does_not_see_other_users_unassigned_agents(tenancy, fleet):
 
 
 def test_the_owner_sees_only_their_own_unassigned_agents(tenancy, fleet):
-    body = report(client_for(tenancy.owner)).json()
+    body = report(client_for(tenancy.agent_owner)).json()
 
     assert [r["agentName"] for r in body["unassigned"]["perAgent"]] == ["loose"]
 
@@ -196,8 +193,8 @@ def test_a_platform_admin_lists_member_workspaces_only(tenancy, fleet):
 
 def test_the_report_reads_a_constant_number_of_queries(tenancy, fleet, django_assert_max_num_queries):
     for n in range(20):
-        spend(shared_agent(tenancy, name=f"more-{n}"), 0.1)
-    client = client_for(tenancy.owner)
+        spend(tenancy.agent(name=f"more-{n}"), 0.1)
+    client = client_for(tenancy.agent_owner)
 
     with django_assert_max_num_queries(6):
         assert report(client).status_code == 200

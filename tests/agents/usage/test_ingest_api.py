@@ -6,8 +6,7 @@ import pytest
 
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
 from agents.tokens import usage_token_digest, usage_token_for
-from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
+from tests.support import client_for
 
 from .helpers import event
 
@@ -16,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def agent(tenancy):
-    return shared_agent(tenancy, gateway_token="gateway-secret-for-tests")
+    return tenancy.agent(gateway_token="gateway-secret-for-tests")
 
 
 @pytest.fixture
@@ -114,7 +113,7 @@ def test_a_wrong_agent_token_is_401(agent, agent_token):
 
 
 def test_another_agents_token_is_401(tenancy, agent, agent_token):
-    other = shared_agent(tenancy, gateway_token="another-gateway-secret")
+    other = tenancy.agent(gateway_token="another-gateway-secret")
 
     response = post(agent_client(agent_token), other, [event()])
 
@@ -136,7 +135,7 @@ def test_a_token_for_an_unknown_agent_is_401_not_404(agent_token):
 
 
 def test_an_agent_token_beside_a_user_credential_is_conflicting(tenancy, agent, agent_token):
-    client = client_for(tenancy.owner)
+    client = client_for(tenancy.agent_owner)
     client.credentials(HTTP_X_AGENT_TOKEN=agent_token, HTTP_AUTHORIZATION=client._credentials["HTTP_AUTHORIZATION"])
 
     response = post(client, agent, [event()])
@@ -147,8 +146,8 @@ def test_an_agent_token_beside_a_user_credential_is_conflicting(tenancy, agent, 
 @pytest.mark.parametrize(
     ("who", "status"),
     [
+        ("agent_owner", 200),
         ("owner", 200),
-        ("workspace_owner", 200),
         ("admin", 200),
         ("editor", 200),
         ("platform_admin", 200),

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import threading
+from functools import partial
 
 import pytest
 from django.db import connection
 
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
-from tests.conftest import client_for
 from tests.factories.agents import AgentFactory
+from tests.support import client_for, run_in_threads
 
 from .helpers import event
 
@@ -21,22 +21,11 @@ def test_two_concurrent_identical_posts_store_each_event_once():
         pytest.skip("the race needs PostgreSQL's row locks")
     agent = AgentFactory(container_id="", status="stopped")
     batch = [event(cost_usd=0.01) for _ in range(300)]
-    barrier = threading.Barrier(2)
-    answers = []
 
-    def report():
-        client = client_for(agent.owner)
-        barrier.wait()
-        try:
-            answers.append(client.post(f"/api/agents/{agent.id}/usage", {"events": batch}, format="json").json())
-        finally:
-            connection.close()
+    def report(client):
+        return client.post(f"/api/agents/{agent.id}/usage", {"events": batch}, format="json").json()
 
-    threads = [threading.Thread(target=report) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = run_in_threads(partial(report, client_for(agent.owner)), partial(report, client_for(agent.owner)))
 
     assert sorted(a["accepted"] for a in answers) == [0, 300], answers
     assert sorted(a["duplicates"] for a in answers) == [0, 300]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import UsageEvent
-from tests.agents.conftest import shared_agent
-from tests.conftest import client_for
+from tests.support import client_for
 
 from .helpers import event
 
@@ -15,12 +14,12 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def agent(tenancy):
-    return shared_agent(tenancy)
+    return tenancy.agent()
 
 
 @pytest.fixture
 def client(tenancy):
-    return client_for(tenancy.owner)
+    return client_for(tenancy.agent_owner)
 
 
 def post(client, agent, body):
