@@ -54,8 +54,9 @@ class ApiKeyOut(serializers.Serializer):
 
 
 class ApiKeyCreatedOut(ApiKeyOut):
-    key = serializers.CharField(help_text="The secret. Shown in this response only; store it now.")
+    """A new key with its secret, which is never stored: the view passes it as context["key"]."""
 
+    key = serializers.SerializerMethodField(help_text="The secret. Shown in this response only; store it now.")
 
-class SuccessOut(serializers.Serializer):
-    success = serializers.BooleanField()
+    def get_key(self, api_key) -> str:
+        return self.context["key"]
