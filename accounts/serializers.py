@@ -39,7 +39,7 @@ class ProfileOut(serializers.Serializer):
 
 
 class BotProtectionOut(serializers.Serializer):
-    """What bootstrap-status shows of accounts.bot_protection.BotProtection: never the secret key."""
+    """Signup's bot protection as anyone may see it: never the secret key."""
 
     enabled = serializers.BooleanField()
     provider = serializers.CharField()
@@ -49,7 +49,7 @@ class BotProtectionOut(serializers.Serializer):
 
 
 class BootstrapStatusOut(serializers.Serializer):
-    """accounts.selectors.BootstrapStatus: flags only, never counts, emails or secrets."""
+    """What a sign-in screen needs before anyone signs in: flags only, never counts, emails or secrets."""
 
     needsFirstAdmin = serializers.BooleanField(source="needs_first_admin")  # noqa: N815
     oauthLoginEnabled = serializers.BooleanField(source="oauth_login_enabled")  # noqa: N815

@@ -54,8 +54,9 @@ class ApiKeyOut(serializers.Serializer):
 
 
 class ApiKeyCreatedOut(ApiKeyOut):
-    """A new key with its secret, which is never stored: the view passes it as context["key"]."""
+    """A new API key with its secret, which appears in this response only."""
 
+    # The secret is never stored: the view passes it as context["key"].
     key = serializers.SerializerMethodField(help_text="The secret. Shown in this response only; store it now.")
 
     def get_key(self, api_key) -> str:
