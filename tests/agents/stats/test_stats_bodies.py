@@ -8,6 +8,9 @@ import orjson
 import pytest
 
 from agents.backends.base import StatsSnapshot
+from agents.stats.selectors import stats_history_list
+from agents.stats.serializers import StatsRecordOut
+from agents.stats.window import Window
 from tests.bodies import assert_body
 
 from .conftest import make_samples
@@ -64,3 +67,15 @@ def test_bucketed_history_records(tenancy):
              "disk_write_mb": 1.0}
     assert body.startswith(b"[" + orjson.dumps(first) + b",")
 
+
+
+@pytest.mark.parametrize("count", [2, 4001], ids=["raw", "bucketed"])
+def test_history_records_are_what_their_documentation_says(tenancy, count):
+    # History is answered as read, not through StatsRecordOut (agents/stats/serializers.py).
+    make_samples(tenancy.agent, start=T0, count=count, every=timedelta(seconds=1))
+
+    body = history(tenancy, T0, T0 + timedelta(seconds=4000)).json()
+    records = stats_history_list(agent=tenancy.agent, window=Window(T0, T0 + timedelta(seconds=4000)))
+
+    assert {tuple(record) for record in body} == {tuple(StatsRecordOut().fields)}
+    assert orjson.dumps(StatsRecordOut(records, many=True).data) == orjson.dumps(records)
