@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 import time_machine
+from django.utils import timezone
 
+from agents.usage.cost import workspace_cost_report
+from agents.usage.serializers import CostReportOut
+from agents.usage.window import cost_window_from_query
+from fleet.api.principal import Principal
+from fleet.api.renderers import dumps
 from tests.agents.conftest import shared_agent
 from tests.bodies import assert_body
 from tests.conftest import client_for
@@ -63,3 +69,19 @@ def test_the_cost_report(tenancy):
         ],
         "unassigned": {"totalUsd": 0.0, "perAgent": [per_agent(loose, [])]},
     })
+
+
+def test_the_cost_report_is_what_its_documentation_says(tenancy):
+    # The report is built as dicts, not through CostReportOut (agents/usage/serializers.py).
+    both = shared_agent(tenancy, name="both")
+    WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=both)
+    MembershipFactory(workspace=tenancy.other_workspace, user=tenancy.owner, role="viewer")
+    spend(both, 2.0)
+    spend(both, 1.0, model="claude-sonnet-4")
+    spend(AgentFactory(owner=tenancy.owner, name="loose"), 0.25)
+
+    window = cost_window_from_query({}, today=timezone.now().date())
+    report = workspace_cost_report(principal=Principal(user=tenancy.owner), window=window)
+
+    assert len(report["workspaces"]) == 2 and report["unassigned"]["perAgent"]
+    assert dumps(CostReportOut(report).data) == dumps(report)
