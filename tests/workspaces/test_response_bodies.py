@@ -15,6 +15,15 @@ def drf_time(value) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
+def test_the_list_and_one_workspace(tenancy):
+    workspace = tenancy.workspace
+    row = {"id": str(workspace.id), "name": "Tenancy", "user_id": str(tenancy.users["owner"].id),
+           "created_at": drf_time(workspace.created_at), "role": "editor", "agent_count": 0, "member_count": 4}
+
+    assert_body(tenancy.client("editor").get("/api/workspaces"), [row])
+    assert_body(tenancy.client("editor").get(f"/api/workspaces/{workspace.id}"), row)
+
+
 def test_an_api_key_is_answered_once_with_its_secret(tenancy):
     response = tenancy.client("owner").post(f"/api/workspaces/{tenancy.workspace.id}/api-keys",
                                             {"name": "ci", "scopes": ["agents:write", "agents:read"]}, format="json")
