@@ -220,8 +220,10 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
             if role < admin_floor:
                 role = admin_floor
             label = labels.get(role)
-        # The read columns, then the computed fields, in LIST_FIELDS order.
-        append(dict(zip(keys, (*row[:-1], row[sandbox_at], is_owner, label, by_agent.get(agent_id, empty)))))
+        # The read columns, then the computed fields, in LIST_FIELDS order (strict: a row that
+        # does not fit the table fails instead of dropping or shifting a field).
+        values = (*row[:-1], row[sandbox_at], is_owner, label, by_agent.get(agent_id, empty))
+        append(dict(zip(keys, values, strict=True)))
     return body
 
 

@@ -48,7 +48,8 @@ class WorkspaceAgentListApi(ApiView):
             agent_id=body.validated_data["agentId"],
             role=body.validated_data.get("role"),
         )
-        return Response(AssignmentOut(assignment).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(AssignmentOut(assignment).data, status=code)
 
 
 class WorkspaceAgentCandidatesApi(ApiView):

@@ -71,7 +71,8 @@ def test_session_upgrade_and_logout(user, api_client):
     assert_body(api_client.post("/api/auth/logout"), {"success": True})
 
 
-def test_oauth_login(api_client, github):
+@pytest.mark.usefixtures("github")
+def test_oauth_login(api_client):
     UserFactory()
 
     response = api_client.post("/api/auth/oauth-login", {"provider": "github", "oauthAccessToken": GOOD},

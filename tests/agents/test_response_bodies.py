@@ -133,7 +133,9 @@ def test_restart(tenancy, engine):
 def test_redeploy(tenancy, engine):
     agent = shared_agent(tenancy, container_id="c0ffee")
 
-    assert_body(tenancy.client("editor").post(f"/api/agents/{agent.id}/redeploy"), {"success": True, "status": "queued"})
+    response = tenancy.client("editor").post(f"/api/agents/{agent.id}/redeploy")
+
+    assert_body(response, {"success": True, "status": "queued"})
 
 
 def test_delete(tenancy, engine):
