@@ -56,6 +56,7 @@ LIST_KEYS = tuple(name for name, _ in LIST_FIELDS)
 # The read columns come first in LIST_FIELDS; owner_text (not shown) closes each row.
 LIST_COLUMNS = tuple(column for _, column in LIST_FIELDS if column) + ("owner_text",)
 
+
 def _iso_utc(column: str) -> str:
     """SQL for a timestamptz as orjson writes the aware datetime in UTC:
     `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, microseconds left out when zero."""
