@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
 from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
 
 from . import services
@@ -17,38 +18,11 @@ from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
 from .oauth import PROVIDERS, GITHUB, provider_identity
 from .selectors import bootstrap_status
+from .serializers import BootstrapStatusOut, OAuthLoginOut, ProfileOut, SessionTokenOut, SignupOut, UserOut
 from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, SignupDailyThrottle
 from .tokens import principal_from_session_token, session_token_issue
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
-
-
-class UserRecordSerializer(serializers.Serializer):
-    """The user record of GET /auth/me (documentation of user_record())."""
-
-    id = serializers.UUIDField()
-    email = serializers.EmailField()
-    name = serializers.CharField(allow_null=True)
-    role = serializers.ChoiceField(choices=["user", "admin"])
-    provider = serializers.CharField(allow_null=True)
-    avatar = serializers.CharField(allow_null=True)
-    created_at = serializers.DateTimeField()
-
-
-def user_record(user) -> dict:
-    return {
-        "id": str(user.id),
-        "email": user.email,
-        "name": user.name,
-        "role": user.role,
-        "provider": user.provider,
-        "avatar": user.avatar,
-        "created_at": user.created_at.isoformat(),
-    }
-
-
-SUCCESS = inline_serializer("Success", {"success": serializers.BooleanField()})
-TOKEN = inline_serializer("SessionToken", {"token": serializers.CharField()})
 
 
 def _password_field(**kwargs) -> serializers.CharField:
@@ -59,29 +33,9 @@ def _password_field(**kwargs) -> serializers.CharField:
 class BootstrapStatusApi(PublicApiView):
     access = {"GET": PUBLIC}
 
-    @extend_schema(
-        responses=inline_serializer(
-            "BootstrapStatus",
-            {
-                "needsFirstAdmin": serializers.BooleanField(),
-                "oauthLoginEnabled": serializers.BooleanField(),
-                "platformMode": serializers.ChoiceField(choices=["selfhosted", "paas"]),
-                "signupEnabled": serializers.BooleanField(),
-                "signupBotProtection": inline_serializer(
-                    "SignupBotProtection",
-                    {
-                        "enabled": serializers.BooleanField(),
-                        "provider": serializers.CharField(),
-                        "siteKey": serializers.CharField(allow_null=True),
-                        "configured": serializers.BooleanField(),
-                        "configurationError": serializers.CharField(allow_null=True),
-                    },
-                ),
-            },
-        )
-    )
+    @extend_schema(responses=BootstrapStatusOut)
     def get(self, request):
-        return Response(bootstrap_status())
+        return Response(BootstrapStatusOut(bootstrap_status()).data)
 
 
 class SignupApi(PublicApiView):
@@ -93,10 +47,7 @@ class SignupApi(PublicApiView):
         password = _password_field(min_length=services.MIN_PASSWORD)
         botProtectionToken = serializers.CharField(required=False, allow_null=True, allow_blank=True)
 
-    @extend_schema(
-        request=InputSerializer,
-        responses={201: inline_serializer("SignupResult", {"id": serializers.UUIDField(), "email": serializers.EmailField()})},
-    )
+    @extend_schema(request=InputSerializer, responses={201: SignupOut})
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -106,7 +57,7 @@ class SignupApi(PublicApiView):
             bot_protection_token=data.validated_data.get("botProtectionToken"),
             remote_ip=request.META.get("REMOTE_ADDR"),
         )
-        return Response({"id": str(user.id), "email": user.email}, status=201)
+        return Response(SignupOut(user).data, status=201)
 
 
 class LoginApi(PublicApiView):
@@ -117,21 +68,21 @@ class LoginApi(PublicApiView):
         email = serializers.EmailField(max_length=255)
         password = _password_field()
 
-    @extend_schema(request=InputSerializer, responses=TOKEN)
+    @extend_schema(request=InputSerializer, responses=SessionTokenOut)
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_authenticate(**data.validated_data)
         services.user_record_login(user=user)
-        return Response({"token": session_token_issue(user=user)})
+        return Response(SessionTokenOut({"token": session_token_issue(user=user)}).data)
 
 
 class MeApi(ApiView):
     access = {"GET": (SessionOnly,)}
 
-    @extend_schema(responses=UserRecordSerializer)
+    @extend_schema(responses=UserOut)
     def get(self, request):
-        return Response(user_record(self.principal.user))
+        return Response(UserOut(self.principal.user).data)
 
 
 class ProfileApi(ApiView):
@@ -147,18 +98,12 @@ class ProfileApi(ApiView):
                 raise serializers.ValidationError(problem)
             return value
 
-    @extend_schema(
-        request=InputSerializer,
-        responses=inline_serializer(
-            "Profile",
-            {"name": serializers.CharField(allow_null=True), "avatar": serializers.CharField(allow_null=True)},
-        ),
-    )
+    @extend_schema(request=InputSerializer, responses=ProfileOut)
     def patch(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_profile_update(user=self.principal.user, data=data.validated_data)
-        return Response({"name": user.name, "avatar": user.avatar})
+        return Response(ProfileOut(user).data)
 
 
 class PasswordApi(ApiView):
@@ -168,7 +113,7 @@ class PasswordApi(ApiView):
         currentPassword = _password_field()
         newPassword = _password_field(min_length=services.MIN_PASSWORD)
 
-    @extend_schema(request=InputSerializer, responses=SUCCESS)
+    @extend_schema(request=InputSerializer, responses=SuccessOut)
     def patch(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -177,7 +122,7 @@ class PasswordApi(ApiView):
             current_password=data.validated_data["currentPassword"],
             new_password=data.validated_data["newPassword"],
         )
-        return Response({"success": True})
+        return Response(SuccessOut({"success": True}).data)
 
 
 class OAuthLoginDisabled(Forbidden):
@@ -201,12 +146,7 @@ class OAuthLoginApi(PublicApiView):
                 raise serializers.ValidationError({"oauthAccessToken": "GitHub sign-in needs oauthAccessToken."})
             return attrs
 
-    @extend_schema(
-        request=InputSerializer,
-        responses=inline_serializer(
-            "OAuthLoginResult", {"token": serializers.CharField(), "user": UserRecordSerializer()}
-        ),
-    )
+    @extend_schema(request=InputSerializer, responses=OAuthLoginOut)
     def post(self, request):
         if not settings.OAUTH_LOGIN_ENABLED:
             raise OAuthLoginDisabled()
@@ -221,7 +161,7 @@ class OAuthLoginApi(PublicApiView):
         user = services.user_oauth_sign_in(identity=identity)
         services.user_record_login(user=user)
         token = session_token_issue(user=user)
-        response = Response({"token": token, "user": user_record(user)})
+        response = Response(OAuthLoginOut({"token": token, "user": user}).data)
         session_cookie_set(response, token=token)
         return response
 
@@ -229,7 +169,7 @@ class OAuthLoginApi(PublicApiView):
 class SessionUpgradeApi(ApiView):
     access = {"POST": (SessionOnly,)}
 
-    @extend_schema(request=None, responses=SUCCESS)
+    @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
         if not request.META.get("HTTP_AUTHORIZATION", "").strip():
             raise NotAuthenticated("Send the session as 'Authorization: Bearer <token>' to upgrade it.")
@@ -239,7 +179,7 @@ class SessionUpgradeApi(ApiView):
         principal = principal_from_session_token(token)
         if principal is None or principal.user.pk != self.principal.user.pk:
             raise InvalidCredentials()
-        response = Response({"success": True})
+        response = Response(SuccessOut({"success": True}).data)
         session_cookie_set(response, token=token)
         return response
 
@@ -247,8 +187,8 @@ class SessionUpgradeApi(ApiView):
 class LogoutApi(PublicApiView):
     access = {"POST": PUBLIC}
 
-    @extend_schema(request=None, responses=SUCCESS)
+    @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
-        response = Response({"success": True})
+        response = Response(SuccessOut({"success": True}).data)
         session_cookie_clear(response)
         return response

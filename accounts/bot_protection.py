@@ -45,15 +45,10 @@ class BotProtection:
     def configured(self) -> bool:
         return self.enabled and self.configuration_error is None
 
-    def public_status(self) -> dict:
-        """What bootstrap-status may show: never the secret key."""
-        return {
-            "enabled": self.enabled,
-            "provider": self.provider,
-            "siteKey": self.site_key or None,
-            "configured": self.configured,
-            "configurationError": self.configuration_error,
-        }
+    @property
+    def public_site_key(self) -> str | None:
+        """The site key as bootstrap-status shows it: None when unset."""
+        return self.site_key or None
 
 
 def bot_protection_current() -> BotProtection:

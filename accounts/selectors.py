@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 
-from .bot_protection import bot_protection_current
+from .bot_protection import BotProtection, bot_protection_current
 from .models import User
 
 
@@ -22,12 +24,21 @@ def needs_first_admin() -> bool:
     )
 
 
-def bootstrap_status() -> dict:
-    """GET /auth/bootstrap-status: flags only, never counts, emails or secrets."""
-    return {
-        "needsFirstAdmin": needs_first_admin(),
-        "oauthLoginEnabled": settings.OAUTH_LOGIN_ENABLED,
-        "platformMode": settings.PLATFORM_MODE,
-        "signupEnabled": settings.SIGNUP_ENABLED,
-        "signupBotProtection": bot_protection_current().public_status(),
-    }
+@dataclass(frozen=True)
+class BootstrapStatus:
+    needs_first_admin: bool
+    oauth_login_enabled: bool
+    platform_mode: str
+    signup_enabled: bool
+    bot_protection: BotProtection
+
+
+def bootstrap_status() -> BootstrapStatus:
+    """GET /auth/bootstrap-status (shown by accounts.serializers.BootstrapStatusOut)."""
+    return BootstrapStatus(
+        needs_first_admin=needs_first_admin(),
+        oauth_login_enabled=settings.OAUTH_LOGIN_ENABLED,
+        platform_mode=settings.PLATFORM_MODE,
+        signup_enabled=settings.SIGNUP_ENABLED,
+        bot_protection=bot_protection_current(),
+    )

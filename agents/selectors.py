@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.db import connection
-from django.db.models import CharField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, F, Func, OuterRef, Q, QuerySet
 
 from fleet.api.fields import uuid_or_none
 from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
@@ -28,25 +28,33 @@ from .models import Agent, DeployTarget, WorkspaceAgent
 
 AGENT_NOT_FOUND = "Agent not found."
 
-# The columns of GET /agents, read as tuples (no model instances, no dict per row from the ORM).
-# The *_text columns are id, owner_id and created_at as the text the JSON body shows (see
-# _UuidText and _IsoTimestampUTC).
-LIST_COLUMNS = (
-    "id_text",
-    "name",
-    "status",
-    "runtime_family",
-    "deploy_target",
-    "sandbox_profile",
-    "vcpu",
-    "ram_mb",
-    "disk_gb",
-    "node",
-    "container_id",
-    "paused_reason",
-    "created_text",
-    "owner_text",
+# GET /agents, one row per agent: (JSON name, the column it is read from, or None when it is
+# computed per row). The one table of the builder (_agent_rows) and of the documentation
+# (agents.api.serializers.AgentListItemOut). Rows are read as tuples of these columns (no model
+# instances, no dict per row from the ORM); the *_text columns are id, owner_id and created_at
+# as the text the JSON body shows (see _UuidText and _IsoTimestampUTC).
+LIST_FIELDS = (
+    ("id", "id_text"),
+    ("name", "name"),
+    ("status", "status"),
+    ("runtime_family", "runtime_family"),
+    ("deploy_target", "deploy_target"),
+    ("sandbox_profile", "sandbox_profile"),
+    ("vcpu", "vcpu"),
+    ("ram_mb", "ram_mb"),
+    ("disk_gb", "disk_gb"),
+    ("node", "node"),
+    ("container_id", "container_id"),
+    ("paused_reason", "paused_reason"),
+    ("created_at", "created_text"),
+    ("sandbox_type", None),
+    ("isDirectOwner", None),
+    ("effectiveRole", None),
+    ("workspaces", None),
 )
+LIST_KEYS = tuple(name for name, _ in LIST_FIELDS)
+# The read columns come first in LIST_FIELDS; owner_text (not shown) closes each row.
+LIST_COLUMNS = tuple(column for _, column in LIST_FIELDS if column) + ("owner_text",)
 
 
 def _iso_utc(column: str) -> str:
@@ -189,7 +197,7 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
         if role is not None and role > best_role.get(agent_id, 0):
             best_role[agent_id] = role
 
-    # Per row only dictionary look-ups and one dict literal: this runs once per agent (1,000 and more).
+    # Per row only dictionary look-ups and one dict: this runs once per agent (1,000 and more).
     user_id = _uuid_key(principal.user.pk)
     labels = {int(role): role.label for role in Role}
     is_key = principal.is_api_key
@@ -200,8 +208,9 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
     empty: list = []
     body = []
     append = body.append
-    for (agent_id, name, status, family, target, sandbox, vcpu, ram_mb, disk_gb, node, container_id,
-         paused_reason, created_at, owner_id) in rows:
+    keys, sandbox_at = LIST_KEYS, LIST_COLUMNS.index("sandbox_profile")
+    for row in rows:
+        agent_id, owner_id = row[0], row[-1]
         is_owner = owner_id == user_id
         if is_key:
             label = key_label
@@ -212,25 +221,10 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
             if role < admin_floor:
                 role = admin_floor
             label = labels.get(role)
-        append({
-            "id": agent_id,
-            "name": name,
-            "status": status,
-            "runtime_family": family,
-            "deploy_target": target,
-            "sandbox_profile": sandbox,
-            "vcpu": vcpu,
-            "ram_mb": ram_mb,
-            "disk_gb": disk_gb,
-            "node": node,
-            "container_id": container_id,
-            "paused_reason": paused_reason,
-            "created_at": created_at,
-            "sandbox_type": sandbox,
-            "isDirectOwner": is_owner,
-            "effectiveRole": label,
-            "workspaces": by_agent.get(agent_id, empty),
-        })
+        # The read columns, then the computed fields, in LIST_FIELDS order (strict: a row that
+        # does not fit the table fails instead of dropping or shifting a field).
+        values = (*row[:-1], row[sandbox_at], is_owner, label, by_agent.get(agent_id, empty))
+        append(dict(zip(keys, values, strict=True)))
     return body
 
 
@@ -284,26 +278,28 @@ def agent_workspace_ids(agent: Agent) -> list[UUID]:
     return list(WorkspaceAgent.objects.filter(agent_id=agent.pk).values_list("workspace_id", flat=True))
 
 
-def workspace_agent_list(*, workspace: Workspace, user) -> list[dict]:
-    """GET /workspaces/:id/agents: the agents assigned to a workspace, one query."""
-    rows = (
+def workspace_agent_list(*, workspace: Workspace, user) -> QuerySet[WorkspaceAgent]:
+    """GET /workspaces/:id/agents: the workspace's assignments, newest agent first, one query,
+    each with agent_name, agent_status and is_direct_owner (whether `user` owns the agent)."""
+    return (
         WorkspaceAgent.objects.filter(workspace=workspace)
         .order_by("-agent__created_at")
-        .values_list("agent_id", "agent__name", "agent__status", "role", "agent__owner_id")
+        .only("agent_id", "role")
+        .annotate(
+            agent_name=F("agent__name"),
+            agent_status=F("agent__status"),
+            is_direct_owner=ExpressionWrapper(Q(agent__owner_id=user.pk), output_field=BooleanField()),
+        )
     )
-    return [
-        {"agentId": a, "agentName": n, "agentStatus": s, "role": r, "isDirectOwner": o == user.pk}
-        for a, n, s, r, o in rows
-    ]
 
 
-def workspace_agent_candidates(*, workspace: Workspace, user) -> list[dict]:
-    """GET /workspaces/:id/agent-candidates: the caller's own agents, flagged when assigned here."""
+def workspace_agent_candidates(*, workspace: Workspace, user) -> QuerySet[Agent]:
+    """GET /workspaces/:id/agent-candidates: the caller's own agents, newest first, each with
+    `assigned` (to this workspace)."""
     assigned = WorkspaceAgent.objects.filter(workspace=workspace, agent_id=OuterRef("pk"))
-    rows = (
+    return (
         Agent.objects.filter(owner_id=user.pk)
+        .only("id", "name", "status")
         .annotate(assigned=Exists(assigned))
         .order_by("-created_at")
-        .values_list("id", "name", "status", "assigned")
     )
-    return [{"agentId": i, "name": n, "status": s, "assigned": a} for i, n, s, a in rows]

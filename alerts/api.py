@@ -9,12 +9,13 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
 from . import selectors, services
-from .serializers import AlertRuleInput, AlertRuleOutput, EventOutput, EventsQuery, SuccessOutput
+from .serializers import AlertRuleInput, AlertRuleOutput, EventOutput, EventsQuery
 
 
 # agents:write includes reading (fleet.api.principal.IMPLIED_SCOPES).
@@ -51,21 +52,21 @@ class AlertRuleDetailApi(ApiView):
         services.alert_rule_update(rule=rule, **body.service_kwargs())
         return Response(AlertRuleOutput(selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)).data)
 
-    @extend_schema(responses=SuccessOutput)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         services.alert_rule_delete(rule=rule)
-        return Response({"success": True})
+        return Response(SuccessOut({"success": True}).data)
 
 
 class AlertRuleTestApi(ApiView):
     access = {"POST": (WorkspaceAdmin,)}
 
-    @extend_schema(request=None, responses=SuccessOutput)
+    @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         services.alert_rule_test(rule=rule)
-        return Response({"success": True})
+        return Response(SuccessOut({"success": True}).data)
 
 
 class WorkspaceEventListApi(ApiView):

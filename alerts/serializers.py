@@ -92,10 +92,6 @@ class AlertRuleOutput(serializers.Serializer):
     updatedAt = serializers.DateTimeField(source="updated_at")  # noqa: N815
 
 
-class SuccessOutput(serializers.Serializer):
-    success = serializers.BooleanField()
-
-
 class EventsQuery(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=MAX_EVENTS_LIMIT, default=DEFAULT_EVENTS_LIMIT)
 

@@ -11,6 +11,7 @@ not take the whole API offline. Monitoring should alert on the body's `status`.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from functools import lru_cache
 
 import redis
@@ -62,9 +63,19 @@ def check_worker() -> str:
         return ERROR
 
 
-def health_report() -> tuple[dict, int]:
-    """(body, HTTP status) for /api/health."""
-    checks = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
-    healthy = all(value in (OK, NOT_CONFIGURED) for value in checks.values())
-    serving = all(checks[name] != ERROR for name in SERVING_CHECKS)
-    return {"status": "ok" if healthy else "degraded", "checks": checks}, 200 if serving else 503
+@dataclass(frozen=True)
+class HealthReport:
+    checks: dict[str, str]  # check name -> its word
+
+    @property
+    def status(self) -> str:
+        return "ok" if all(value in (OK, NOT_CONFIGURED) for value in self.checks.values()) else "degraded"
+
+    @property
+    def serving(self) -> bool:
+        """Whether this process can answer requests (else /api/health is a 503)."""
+        return all(self.checks[name] != ERROR for name in SERVING_CHECKS)
+
+
+def health_report() -> HealthReport:
+    return HealthReport(checks={"database": check_database(), "redis": check_redis(), "worker": check_worker()})

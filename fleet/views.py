@@ -2,7 +2,7 @@
 
 from django.views import defaults
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from .api.errors import json_error
@@ -36,6 +36,7 @@ class HealthChecksSerializer(serializers.Serializer):
 
 
 class HealthSerializer(serializers.Serializer):
+    # Writes a fleet.health.HealthReport.
     status = serializers.ChoiceField(choices=["ok", "degraded"])
     checks = HealthChecksSerializer()
 
@@ -54,5 +55,6 @@ class HealthView(ApiView):
         responses={200: HealthSerializer, 503: HealthSerializer},
     )
     def get(self, request):
-        body, status = health_report()
-        return Response(body, status=status)
+        report = health_report()
+        code = status.HTTP_200_OK if report.serving else status.HTTP_503_SERVICE_UNAVAILABLE
+        return Response(HealthSerializer(report).data, status=code)

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from fleet.api.fields import StrictCharField
 from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
 from . import selectors, services
@@ -22,12 +23,9 @@ from .serializers import (
     ApiKeyOut,
     MemberOut,
     RoleField,
-    SuccessOut,
     WorkspaceListItemOut,
     WorkspaceOut,
 )
-
-SUCCESS = {"success": True}
 
 
 class WorkspaceListApi(ApiView):
@@ -64,10 +62,10 @@ class WorkspaceDetailApi(ApiView):
         row = selectors.workspace_summary(workspace=access.workspace, role=access.role)
         return Response(WorkspaceListItemOut(row).data)
 
-    @extend_schema(responses=SuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id):
         services.workspace_delete(workspace=request.workspace_access.workspace)
-        return Response(SUCCESS)
+        return Response(SuccessOut({"success": True}).data)
 
 
 class MemberListApi(ApiView):
@@ -119,12 +117,12 @@ class MemberDetailApi(ApiView):
         )
         return Response(MemberOut(membership).data)
 
-    @extend_schema(responses=SuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, user_id):
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
         services.membership_remove(membership=membership, acting_user=self.principal.user, acting_role=access.role)
-        return Response(SUCCESS)
+        return Response(SuccessOut({"success": True}).data)
 
 
 class ApiKeyListApi(ApiView):
@@ -152,14 +150,14 @@ class ApiKeyListApi(ApiView):
             name=data.validated_data["name"],
             scopes=data.validated_data["scopes"],
         )
-        return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
+        return Response(ApiKeyCreatedOut(key, context={"key": raw}).data, status=status.HTTP_201_CREATED)
 
 
 class ApiKeyDetailApi(ApiView):
     access = {"DELETE": (WorkspaceRole(Role.ADMIN, session_only=True),)}
 
-    @extend_schema(responses=SuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, key_id):
         key = selectors.api_key_get(workspace=request.workspace_access.workspace, key_id=key_id)
         services.api_key_revoke(api_key=key)
-        return Response(SUCCESS)
+        return Response(SuccessOut({"success": True}).data)

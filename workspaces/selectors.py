@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from uuid import UUID
 
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
@@ -34,34 +35,24 @@ def _with_counts(workspaces: QuerySet[Workspace]) -> QuerySet[Workspace]:
     )
 
 
-def _rows(workspaces: QuerySet[Workspace], roles: dict[UUID, Role]) -> list[dict]:
+@dataclass(frozen=True)
+class WorkspaceSummary:
+    workspace: Workspace  # annotated with member_count and agent_count
+    role: Role  # the caller's
+
+
+def _rows(workspaces: QuerySet[Workspace], roles: dict[UUID, Role]) -> list[WorkspaceSummary]:
     # Meta.ordering is dropped from GROUP BY queries, so the order is stated here.
-    rows = (
-        _with_counts(workspaces)
-        .order_by("-created_at", "id")
-        .values("id", "name", "owner_id", "created_at", "member_count", "agent_count")
-    )
-    return [
-        {
-            "id": row["id"],
-            "name": row["name"],
-            "user_id": row["owner_id"],
-            "created_at": row["created_at"],
-            "role": roles[row["id"]].label,
-            "agent_count": row["agent_count"],
-            "member_count": row["member_count"],
-        }
-        for row in rows
-        if row["id"] in roles
-    ]
+    rows = _with_counts(workspaces).order_by("-created_at", "id").only("id", "name", "owner_id", "created_at")
+    return [WorkspaceSummary(workspace, roles[workspace.id]) for workspace in rows if workspace.id in roles]
 
 
-def workspace_list(*, principal: Principal) -> list[dict]:
+def workspace_list(*, principal: Principal) -> list[WorkspaceSummary]:
     """Every workspace the principal lists, newest first, with its role and counts."""
     return _rows(workspaces_visible_to(principal), workspace_roles(principal))
 
 
-def workspace_summary(*, workspace: Workspace, role: Role) -> dict:
+def workspace_summary(*, workspace: Workspace, role: Role) -> WorkspaceSummary:
     """One workspace in the list shape, for a caller whose role is already known."""
     return _rows(Workspace.objects.filter(pk=workspace.pk), {workspace.pk: role})[0]
 

@@ -25,15 +25,16 @@ class WorkspaceOut(serializers.Serializer):
 
 
 class WorkspaceListItemOut(serializers.Serializer):
-    """A row of `selectors.workspace_list` (a dict)."""
+    """A workspace with the caller's role in it and its counts."""
 
-    id = serializers.UUIDField()
-    name = serializers.CharField()
-    user_id = serializers.UUIDField()
-    created_at = serializers.DateTimeField()
-    role = serializers.CharField()
-    agent_count = serializers.IntegerField()
-    member_count = serializers.IntegerField()
+    # Reads a selectors.WorkspaceSummary.
+    id = serializers.UUIDField(source="workspace.id")
+    name = serializers.CharField(source="workspace.name")
+    user_id = serializers.UUIDField(source="workspace.owner_id")
+    created_at = serializers.DateTimeField(source="workspace.created_at")
+    role = serializers.CharField(source="role.label")
+    agent_count = serializers.IntegerField(source="workspace.agent_count")
+    member_count = serializers.IntegerField(source="workspace.member_count")
 
 
 class MemberOut(serializers.Serializer):
@@ -54,8 +55,10 @@ class ApiKeyOut(serializers.Serializer):
 
 
 class ApiKeyCreatedOut(ApiKeyOut):
-    key = serializers.CharField(help_text="The secret. Shown in this response only; store it now.")
+    """A new API key with its secret, which appears in this response only."""
 
+    # The secret is never stored: the view passes it as context["key"].
+    key = serializers.SerializerMethodField(help_text="The secret. Shown in this response only; store it now.")
 
-class SuccessOut(serializers.Serializer):
-    success = serializers.BooleanField()
+    def get_key(self, api_key) -> str:
+        return self.context["key"]

@@ -15,8 +15,7 @@ from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
-from .bodies import DEPLOY_FIELDS, agent_body
-from .schemas import AgentDeployOut, AgentListItemOut, AgentOut
+from .serializers import AgentDeployOut, AgentListItemOut, AgentOut
 
 
 LIST_SCOPES = ("accessible", "owned")
@@ -35,7 +34,7 @@ class AgentListApi(ApiView):
             query = self.FilterSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             scope = query.validated_data["scope"]
-        return Response(agent_list(self.principal, scope=scope))
+        return Response(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
 
 
 def _optional(field_class, **kwargs):
@@ -70,7 +69,7 @@ class AgentDeployApi(ApiView):
         body.is_valid(raise_exception=True)
         values = _given(body.validated_data)
         agent = agent_deploy(principal=self.principal, request=DeployRequest(**values))
-        return Response(agent_body(agent, DEPLOY_FIELDS), status=status.HTTP_201_CREATED)
+        return Response(AgentDeployOut(agent).data, status=status.HTTP_201_CREATED)
 
 
 class AgentAdoptApi(ApiView):
@@ -91,4 +90,4 @@ class AgentAdoptApi(ApiView):
         values = _given(body.validated_data)
         values.setdefault("gateway_token", "")
         agent = agent_adopt(principal=self.principal, request=AdoptRequest(**values))
-        return Response(agent_body(agent), status=status.HTTP_201_CREATED)
+        return Response(AgentOut(agent).data, status=status.HTTP_201_CREATED)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
 from ..services.lifecycle import (
@@ -17,8 +18,7 @@ from ..services.lifecycle import (
     agent_stop,
 )
 from .access import AgentOperator, AgentOwner, AgentReader
-from .bodies import agent_detail_body
-from .schemas import AgentDetailOut, AgentOut, GatewayUrlOut, AgentRedeployOut, AgentSuccessOut
+from .serializers import AgentDetailOut, AgentOut, AgentRedeployOut, GatewayUrlOut
 
 
 class AgentDetailApi(ApiView):
@@ -28,11 +28,11 @@ class AgentDetailApi(ApiView):
     def get(self, request, agent_id):
         access = request.agent_access
         agent = agent_reconcile(agent=access.agent)
-        return Response(agent_detail_body(agent, role=access.role, is_direct_owner=access.is_direct_owner))
+        return Response(AgentDetailOut(agent, context={"access": access}).data)
 
-    @extend_schema(responses=AgentSuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, agent_id):
-        return Response({"success": agent_delete(agent=request.agent_access.agent)})
+        return Response(SuccessOut({"success": agent_delete(agent=request.agent_access.agent)}).data)
 
 
 class AgentStartApi(ApiView):
@@ -40,7 +40,7 @@ class AgentStartApi(ApiView):
 
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
-        return Response(agent_detail_body(agent_start(agent=request.agent_access.agent)))
+        return Response(AgentOut(agent_start(agent=request.agent_access.agent)).data)
 
 
 class AgentStopApi(ApiView):
@@ -48,15 +48,15 @@ class AgentStopApi(ApiView):
 
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
-        return Response(agent_detail_body(agent_stop(agent=request.agent_access.agent)))
+        return Response(AgentOut(agent_stop(agent=request.agent_access.agent)).data)
 
 
 class AgentRestartApi(ApiView):
     access = {"POST": (AgentOperator,)}
 
-    @extend_schema(request=None, responses=AgentSuccessOut)
+    @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, agent_id):
-        return Response({"success": agent_restart(agent=request.agent_access.agent)})
+        return Response(SuccessOut({"success": agent_restart(agent=request.agent_access.agent)}).data)
 
 
 class AgentRedeployApi(ApiView):
@@ -65,7 +65,7 @@ class AgentRedeployApi(ApiView):
     @extend_schema(request=None, responses=AgentRedeployOut)
     def post(self, request, agent_id):
         agent = agent_redeploy(agent=request.agent_access.agent)
-        return Response({"success": True, "status": agent.status})
+        return Response(AgentRedeployOut({"success": True, "status": agent.status}).data)
 
 
 class AgentGatewayUrlApi(ApiView):
@@ -73,4 +73,4 @@ class AgentGatewayUrlApi(ApiView):
 
     @extend_schema(responses=GatewayUrlOut)
     def get(self, request, agent_id):
-        return Response(agent_gateway_url(agent=request.agent_access.agent))
+        return Response(GatewayUrlOut(agent_gateway_url(agent=request.agent_access.agent)).data)

@@ -7,13 +7,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from fleet.api.fields import RawStringField
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
 
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
-from .schemas import AssignmentOut, CandidateOut, AgentSuccessOut, WorkspaceAgentOut
+from .serializers import AssignmentOut, CandidateOut, WorkspaceAgentOut
 
 
 class WorkspaceAgentListApi(ApiView):
@@ -34,7 +35,8 @@ class WorkspaceAgentListApi(ApiView):
     @extend_schema(responses=WorkspaceAgentOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        return Response(workspace_agent_list(workspace=workspace, user=self.principal.user))
+        assignments = workspace_agent_list(workspace=workspace, user=self.principal.user)
+        return Response(WorkspaceAgentOut(assignments, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})
     def post(self, request, workspace_id):
@@ -46,8 +48,8 @@ class WorkspaceAgentListApi(ApiView):
             agent_id=body.validated_data["agentId"],
             role=body.validated_data.get("role"),
         )
-        out = {"workspace_id": assignment.workspace_id, "agent_id": assignment.agent_id, "role": assignment.role}
-        return Response(out, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(AssignmentOut(assignment).data, status=code)
 
 
 class WorkspaceAgentCandidatesApi(ApiView):
@@ -56,13 +58,14 @@ class WorkspaceAgentCandidatesApi(ApiView):
     @extend_schema(responses=CandidateOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        return Response(workspace_agent_candidates(workspace=workspace, user=self.principal.user))
+        agents = workspace_agent_candidates(workspace=workspace, user=self.principal.user)
+        return Response(CandidateOut(agents, many=True).data)
 
 
 class WorkspaceAgentDetailApi(ApiView):
     access = {"DELETE": (WorkspaceRole(Role.ADMIN),)}
 
-    @extend_schema(responses=AgentSuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, agent_id):
         workspace_agent_unassign(workspace=request.workspace_access.workspace, agent_id=agent_id)
-        return Response({"success": True})
+        return Response(SuccessOut({"success": True}).data)

@@ -13,12 +13,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from fleet.api.fields import NumberField
+from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
 from ..api.access import AgentOperator, AgentReader
 from ..models import BudgetPeriod
 from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
 from .selectors import agent_budget_report, budget_of_agent, budget_state
+from .serializers import BudgetOut, BudgetReportOut
 from .services import budget_delete, budget_upsert
 
 MAX_LIMIT_USD = 1_000_000_000
@@ -50,11 +52,12 @@ class BudgetInput(serializers.Serializer):
 class AgentBudgetApi(ApiView):
     access = {"GET": (AgentReader,), "PUT": (AgentOperator,)}
 
-    @extend_schema(summary="The agent's budgets with current spend, and why it is paused", responses=dict)
+    @extend_schema(summary="The agent's budgets with current spend, and why it is paused", responses=BudgetReportOut)
     def get(self, request, agent_id):
-        return Response(agent_budget_report(agent=request.agent_access.agent))
+        return Response(BudgetReportOut(agent_budget_report(agent=request.agent_access.agent)).data)
 
-    @extend_schema(summary="Create or update the budget of one period", request=BudgetInput, responses=dict)
+    @extend_schema(summary="Create or update the budget of one period", request=BudgetInput,
+                   responses={201: BudgetOut, 200: BudgetOut})
     def put(self, request, agent_id):
         agent = request.agent_access.agent
         data = _valid(BudgetInput, request.data)
@@ -64,17 +67,18 @@ class AgentBudgetApi(ApiView):
             limit_usd=data["limit_usd"],
             soft_threshold_pct=data.get("soft_threshold_pct", DEFAULT_SOFT_THRESHOLD_PCT),
         )
-        body = budget_state(budget=budget).body()
+        body = BudgetOut(budget_state(budget=budget)).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class AgentBudgetDetailApi(ApiView):
     access = {"DELETE": (AgentOperator,)}
 
-    @extend_schema(summary="Remove a budget (a paused agent stays stopped until started)", responses=dict)
+    @extend_schema(summary="Remove a budget (a paused agent stays stopped until started)",
+                   responses={200: SuccessOut})
     def delete(self, request, agent_id, budget_id):
         budget = budget_of_agent(agent=request.agent_access.agent, budget_id=budget_id)
-        return Response({"success": budget_delete(budget=budget)})
+        return Response(SuccessOut({"success": budget_delete(budget=budget)}).data)
 
 
 def _valid(serializer_class, data) -> dict:

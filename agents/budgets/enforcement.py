@@ -27,6 +27,7 @@ from ..models import Agent, Budget, PausedReason, Status, WorkspaceAgent
 from ..services.lifecycle import agent_stop
 from ..usage.money import micros_to_usd
 from .selectors import BudgetState, budget_states
+from .serializers import BudgetOut
 from .tasks import pause_over_budget
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ class SweepReport:
 
 
 def _budget_data(state: BudgetState) -> dict:
-    return {"budget": state.body() | {"id": str(state.budget.pk), "resetsAt": state.window.resets_at.isoformat()}}
+    # The budget as the API shows it; event data is stored as JSON, so the timestamp as text.
+    return {"budget": {**BudgetOut(state).data, "resetsAt": state.window.resets_at.isoformat()}}
 
 
 def _soft_event(state: BudgetState, *, workspace_ids=None) -> None:

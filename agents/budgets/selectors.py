@@ -54,17 +54,19 @@ class BudgetState:
     def pct(self) -> float:
         return round(self.spent_micros * 100 / self.budget.limit_micros, 2)
 
-    def body(self) -> dict:
-        return {
-            "id": self.budget.pk,
-            "period": self.budget.period,
-            "limitUsd": micros_to_usd(self.budget.limit_micros),
-            "softThresholdPct": float(self.budget.soft_threshold_pct),
-            "currentUsd": micros_to_usd(self.spent_micros),
-            "pct": self.pct,
-            "bucket": self.bucket,
-            "resetsAt": self.window.resets_at,
-        }
+    @property
+    def limit_usd(self) -> float:
+        return micros_to_usd(self.budget.limit_micros)
+
+    @property
+    def current_usd(self) -> float:
+        return micros_to_usd(self.spent_micros)
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    budgets: list[BudgetState]
+    paused_reason: str | None
 
 
 def _spend_query(windows: dict[str, PeriodWindow], *, agent_ids: list | None, at_least_soft: bool):
@@ -132,10 +134,9 @@ def budget_states(*, now: datetime | None = None, agent_ids: Iterable | None = N
     return states
 
 
-def agent_budget_report(*, agent: Agent, now: datetime | None = None) -> dict:
+def agent_budget_report(*, agent: Agent, now: datetime | None = None) -> BudgetReport:
     """GET /agents/:id/budget: every configured period and whether a cap paused the agent."""
-    states = budget_states(now=now, agent_ids=[agent.pk])
-    return {"budgets": [s.body() for s in states], "pausedReason": agent.paused_reason}
+    return BudgetReport(budgets=budget_states(now=now, agent_ids=[agent.pk]), paused_reason=agent.paused_reason)
 
 
 def budget_state(*, budget: Budget, now: datetime | None = None) -> BudgetState:

@@ -8,6 +8,7 @@ Adopted (external) agents have no lifecycle: 400 invalid_state; deleting only de
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -158,10 +159,16 @@ def agent_reconcile(*, agent: Agent) -> Agent:
     return agent
 
 
-def agent_gateway_url(*, agent: Agent) -> dict:
+@dataclass(frozen=True)
+class GatewayUrl:
+    url: str
+    port: int
+
+
+def agent_gateway_url(*, agent: Agent) -> GatewayUrl:
     """GET /agents/:id/gateway-url: the gateway UI's URL and host port, resolved from the engine."""
     if agent.is_external:
-        return {"url": agent.gateway_url, "port": agent.gateway_host_port}
+        return GatewayUrl(url=agent.gateway_url, port=agent.gateway_host_port)
     if agent.status != Status.RUNNING:
         raise Conflict(f"The agent is not running (it is {agent.status}).")
     if not agent.container_id:
@@ -175,4 +182,4 @@ def agent_gateway_url(*, agent: Agent) -> dict:
     host, _ = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True)
     host = gateway_public_host(fallback=host)
     shown_host = f"[{host}]" if ":" in host else host
-    return {"url": f"http://{shown_host}:{port}/", "port": port}
+    return GatewayUrl(url=f"http://{shown_host}:{port}/", port=port)

@@ -9,15 +9,16 @@ from agents.api.access import AgentReader
 from fleet.api.views import ApiView
 
 from .selectors import stats_history_list, stats_snapshot_get
+from .serializers import StatsRecordOut, StatsSnapshotOut
 from .window import DEFAULT_RANGE, RANGES, window_from_query
 
 
 class AgentStatsApi(ApiView):
     access = {"GET": (AgentReader,)}
 
-    @extend_schema(summary="One live stats snapshot of the agent's container", responses=dict)
+    @extend_schema(summary="One live stats snapshot of the agent's container", responses=StatsSnapshotOut)
     def get(self, request, agent_id):
-        return Response(stats_snapshot_get(agent=request.agent_access.agent))
+        return Response(StatsSnapshotOut(stats_snapshot_get(agent=request.agent_access.agent)).data)
 
 
 class AgentStatsHistoryApi(ApiView):
@@ -30,8 +31,9 @@ class AgentStatsHistoryApi(ApiView):
             OpenApiParameter("from", str, description="ISO 8601; together with `to`"),
             OpenApiParameter("to", str, description="ISO 8601; together with `from`"),
         ],
-        responses=dict,
+        responses=StatsRecordOut(many=True),
     )
     def get(self, request, agent_id):
         window = window_from_query(request.query_params)
+        # As read (a serializer costs too much here): see StatsRecordOut.
         return Response(stats_history_list(agent=request.agent_access.agent, window=window))

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
+from agents.backends.base import StatsSnapshot
 from agents.models import Agent
-from agents.models.stats import RECORD_FIELDS
 from agents.services.engine import engine_call
 from fleet.errors import NoContainerToInspect
 
 from .history import history_records
 from .window import Window
 
-# The spec's "Stats snapshot": the history record's fields plus two live-only ones.
-SNAPSHOT_FIELDS = RECORD_FIELDS + ("uptime_seconds", "running")
 
-
-def stats_snapshot_get(*, agent: Agent) -> dict:
-    """One live snapshot read from the agent's engine: the spec's "Stats snapshot" fields.
+def stats_snapshot_get(*, agent: Agent) -> StatsSnapshot:
+    """One live snapshot read from the agent's engine (shown by agents.stats.serializers).
 
     409 no_container when the agent has no container (or its engine no longer knows it),
     502 daemon_unreachable when the engine cannot be reached or fails to answer.
     """
     if not agent.container_id:
         raise NoContainerToInspect("The agent has no container; deploy or redeploy it first.")
-    snapshot = engine_call(agent, lambda backend: backend.stats(agent), reading=True)
-    values = asdict(snapshot)
-    return {name: values[name] for name in SNAPSHOT_FIELDS}
+    return engine_call(agent, lambda backend: backend.stats(agent), reading=True)
 
 
 def stats_history_list(*, agent: Agent, window: Window) -> list[dict]:

@@ -15,6 +15,7 @@ from workspaces.roles import Scope
 from ..api.access import AgentOperator
 from .authentication import AgentCredential, AgentTokenAuthentication
 from .cost import workspace_cost_report
+from .serializers import CostReportOut, UsageIngestOut
 from .services import usage_ingest
 from .validation import usage_events_parse
 from .window import DEFAULT_DAYS, cost_window_from_query
@@ -41,11 +42,11 @@ class AgentUsageApi(ApiView):
         description="Body {events: [{request_id, model, provider, input_tokens, output_tokens, cost_usd?, "
                     "occurred_at?}]}, at most 1,000 events. Authenticated by X-Agent-Token or agents:write.",
         request=dict,
-        responses=dict,
+        responses=UsageIngestOut,
     )
     def post(self, request, agent_id):
         result = usage_ingest(agent=request.reporting_agent, events=usage_events_parse(request.data))
-        return Response({"accepted": result.accepted, "duplicates": result.duplicates})
+        return Response(UsageIngestOut(result).data)
 
 
 class WorkspaceCostApi(ApiView):
@@ -58,8 +59,9 @@ class WorkspaceCostApi(ApiView):
             OpenApiParameter("period_start", str, description="YYYY-MM-DD (UTC), with period_end; inclusive"),
             OpenApiParameter("period_end", str, description="YYYY-MM-DD (UTC), with period_start; inclusive"),
         ],
-        responses=dict,
+        responses=CostReportOut,
     )
     def get(self, request):
         window = cost_window_from_query(request.query_params, today=timezone.now().date())
+        # Built by the selector, documented by CostReportOut (see agents/usage/serializers.py).
         return Response(workspace_cost_report(principal=self.principal, window=window))

@@ -40,6 +40,54 @@ def test_every_route_describes_its_request_and_response_bodies(tmp_path, capsys)
         pytest.fail(f"{failure}:\n" + "\n".join(problems), pytrace=False)
 
 
+def free_form(schema: dict, components: dict) -> bool:
+    """Whether a response schema says nothing of its fields: an object without properties
+    (drf-spectacular's `responses=dict`) or no schema, looked through $ref, arrays and
+    combinations."""
+    while "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[-1]]
+    if schema.get("type") == "array":
+        return free_form(schema.get("items", {}), components)
+    if "allOf" in schema:
+        return all(free_form(part, components) for part in schema["allOf"])
+    for combination in ("oneOf", "anyOf"):
+        if combination in schema:
+            return any(free_form(part, components) for part in schema[combination])
+    return schema.get("type", "object") == "object" and not schema.get("properties")
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    ({"type": "object", "additionalProperties": {}}, True),
+    ({}, True),
+    ({"type": "array", "items": {"type": "object"}}, True),
+    ({"$ref": "#/components/schemas/Typed"}, False),
+    ({"type": "array", "items": {"$ref": "#/components/schemas/Typed"}}, False),
+    ({"oneOf": [{"$ref": "#/components/schemas/Typed"}, {"type": "object"}]}, True),
+    ({"type": "string"}, False),
+])
+def test_free_form_tells_untyped_schemas(schema, expected):
+    assert free_form(schema, {"Typed": {"type": "object", "properties": {"a": {"type": "string"}}}}) is expected
+
+
+def test_every_success_response_of_every_operation_is_typed(client, db):
+    # Issue 17: one definition per response shape, and the document types every route.
+    document = client.get("/api/schema/?format=json").json()
+    components = document["components"]["schemas"]
+    untyped = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            successes = {code: r for code, r in operation["responses"].items() if code.startswith("2")}
+            if not successes:
+                untyped.append(f"{method.upper()} {path}: no 2xx response")
+            for code, response in successes.items():
+                schema = response.get("content", {}).get("application/json", {}).get("schema")
+                if schema is None or free_form(schema, components):
+                    untyped.append(f"{method.upper()} {path} {code}")
+    assert untyped == []
+
+
 class FirstApi(APIView):
     class InputSerializer(serializers.Serializer):
         a = serializers.CharField()
