@@ -7,7 +7,7 @@ import pytest
 from accounts.models import User
 from accounts.tokens import user_from_session_token
 from tests.bodies import assert_body
-from tests.conftest import client_for
+from tests.support import client_for
 from tests.factories.accounts import DEFAULT_PASSWORD, UserFactory
 
 from .test_oauth_login import GOOD, github, oauth  # noqa: F401 - fixtures of the fake GitHub

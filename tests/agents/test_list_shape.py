@@ -10,15 +10,14 @@ from agents.selectors import LIST_KEYS, agent_list
 from fleet.api.principal import Principal
 from fleet.api.renderers import dumps
 
-from .conftest import shared_agent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def rows(tenancy):
-    shared_agent(tenancy, paused_reason="budget_exceeded")
-    shared_agent(tenancy, vcpu=0.5)
+    tenancy.agent(paused_reason="budget_exceeded")
+    tenancy.agent(vcpu=0.5)
     return agent_list(Principal(user=tenancy.editor))
 
 

@@ -1,7 +1,5 @@
-"""The exact bodies of the agent routes, byte for byte (tests.bodies.assert_body).
-
-The engine is a stand-in here: these tests pin what the routes write, not what an engine does.
-"""
+"""The exact bodies of the agent routes, byte for byte (tests.bodies.assert_body), with the
+agent's container on the real test engine."""
 
 from __future__ import annotations
 
@@ -9,32 +7,18 @@ import secrets
 
 import pytest
 
-from agents.backends.base import LiveState
 from agents.models import Agent
 from tests.bodies import assert_body
-from tests.factories.agents import AgentFactory
+from tests.factories.agents import AgentFactory, place_on_engine
 
-from .conftest import shared_agent
 
 pytestmark = pytest.mark.django_db
 
 
-class StandInEngine:
-    def start(self, agent): pass
-    def stop(self, agent): pass
-    def restart(self, agent): pass
-    def remove(self, agent): pass
-
-    def inspect(self, agent):
-        return LiveState(exists=True, running=True, status="running", host_port=19321)
-
-    def gateway_endpoint(self, agent):
-        return "127.0.0.1", 19321
-
-
 @pytest.fixture
-def engine(monkeypatch):
-    monkeypatch.setattr("agents.services.engine.backend_for", lambda agent: StandInEngine())
+def placed(tenancy, docker_settings):
+    """An agent of the tenancy with a real container on the test engine."""
+    return place_on_engine(tenancy.agent())
 
 
 def iso(value) -> str:
@@ -60,7 +44,7 @@ def agent_fields(agent: Agent) -> dict:
 
 
 def test_list_rows(tenancy):
-    agent = shared_agent(tenancy, name="listed", vcpu=1.5, paused_reason="budget_exceeded")
+    agent = tenancy.agent(name="listed", vcpu=1.5, paused_reason="budget_exceeded")
 
     response = tenancy.client("editor").get("/api/agents")
 
@@ -104,8 +88,8 @@ def test_adopt(user_client):
     }, status=201)
 
 
-def test_detail_with_the_callers_role(tenancy, engine):
-    agent = shared_agent(tenancy, status="running", container_id="c0ffee", gateway_host_port=19321)
+def test_detail_with_the_callers_role(tenancy, placed):
+    agent = placed
 
     response = tenancy.client("editor").get(f"/api/agents/{agent.id}")
 
@@ -115,8 +99,9 @@ def test_detail_with_the_callers_role(tenancy, engine):
 
 
 @pytest.mark.parametrize("action", ["start", "stop"])
-def test_start_and_stop_answer_the_agent(tenancy, engine, action):
-    agent = shared_agent(tenancy, container_id="c0ffee", last_error="old", paused_reason="budget_exceeded")
+def test_start_and_stop_answer_the_agent(tenancy, placed, action):
+    agent = placed
+    Agent.objects.filter(pk=agent.pk).update(status="stopped", last_error="old", paused_reason="budget_exceeded")
 
     response = tenancy.client("editor").post(f"/api/agents/{agent.id}/{action}")
 
@@ -124,39 +109,40 @@ def test_start_and_stop_answer_the_agent(tenancy, engine, action):
     assert_body(response, agent_fields(agent))
 
 
-def test_restart(tenancy, engine):
-    agent = shared_agent(tenancy, container_id="c0ffee")
+def test_restart(tenancy, placed):
+    agent = placed
 
     assert_body(tenancy.client("editor").post(f"/api/agents/{agent.id}/restart"), {"success": True})
 
 
-def test_redeploy(tenancy, engine):
-    agent = shared_agent(tenancy, container_id="c0ffee")
+def test_redeploy(tenancy, placed):
+    agent = placed
+    Agent.objects.filter(pk=agent.pk).update(status="stopped")
 
     response = tenancy.client("editor").post(f"/api/agents/{agent.id}/redeploy")
 
     assert_body(response, {"success": True, "status": "queued"})
 
 
-def test_delete(tenancy, engine):
-    agent = shared_agent(tenancy, container_id="c0ffee")
+def test_delete(tenancy, placed):
+    agent = placed
 
-    assert_body(tenancy.client("owner").delete(f"/api/agents/{agent.id}"), {"success": True})
+    assert_body(tenancy.client("agent_owner").delete(f"/api/agents/{agent.id}"), {"success": True})
 
 
-def test_gateway_url(tenancy, engine, settings):
+def test_gateway_url(tenancy, placed, settings):
     settings.NORA_PUBLIC_URL = settings.NEXTAUTH_URL = ""
-    agent = shared_agent(tenancy, status="running", container_id="c0ffee", gateway_host_port=19321)
+    agent, port = placed, placed.gateway_host_port
 
     response = tenancy.client("viewer").get(f"/api/agents/{agent.id}/gateway-url")
 
-    assert_body(response, {"url": "http://127.0.0.1:19321/", "port": 19321})
+    assert_body(response, {"url": f"http://127.0.0.1:{port}/", "port": port})
 
 
 def test_workspace_agent_list(tenancy):
-    agent = shared_agent(tenancy, name="listed")
+    agent = tenancy.agent(name="listed")
 
-    response = tenancy.client("owner").get(f"/api/workspaces/{tenancy.workspace.id}/agents")
+    response = tenancy.client("agent_owner").get(f"/api/workspaces/{tenancy.workspace.id}/agents")
 
     assert_body(response, [{"agentId": str(agent.id), "agentName": "listed", "agentStatus": "stopped",
                             "role": "member", "isDirectOwner": True}])
@@ -180,7 +166,7 @@ def test_workspace_agent_candidates(tenancy):
 
 
 def test_workspace_agent_unassign(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
 
     response = tenancy.client("admin").delete(f"/api/workspaces/{tenancy.workspace.id}/agents/{agent.id}")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.alerts.conftest import make_rule, webhook
+from tests.factories.alerts import make_rule, webhook
 from tests.bodies import assert_body
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 

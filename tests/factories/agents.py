@@ -8,6 +8,9 @@ import factory
 from agents.budgets.services import budget_upsert
 from agents.models import Agent, Budget, StatsSample, Status, WorkspaceAgent
 from agents.services.assignment import workspace_agent_assign
+from agents.services.engine import backend_of
+from agents.services.workload import workload_spec_build
+from agents.tokens import usage_token_for
 
 from .accounts import UserFactory
 from .workspaces import WorkspaceFactory
@@ -83,3 +86,16 @@ def make_samples(agent, *, start: datetime, count: int, every: timedelta = timed
     ]
     StatsSample.objects.bulk_create(rows, batch_size=5000)
     return rows
+
+
+def place_on_engine(agent: Agent, *, ram_mb: int = 128) -> Agent:
+    """Give `agent` a real container on the configured engine (the docker_settings fixture
+    points it at the test engine and image) through the workload spec provisioning builds, and
+    record the placement as provisioning would: running, with its container and port."""
+    agent.ram_mb = ram_mb
+    placement = backend_of(agent).create(agent, workload_spec_build(agent=agent, usage_token=usage_token_for(agent)))
+    agent.status = Status.RUNNING
+    agent.container_id, agent.container_name = placement.container_id, placement.container_name
+    agent.node, agent.gateway_host_port = placement.node, placement.host_port
+    agent.save()
+    return agent

@@ -8,7 +8,7 @@ import pytest
 
 from fleet.heartbeat import heartbeat_record
 from tests.bodies import assert_body
-from tests.conftest import need_service
+from tests.support import need_service
 
 pytestmark = pytest.mark.django_db
 

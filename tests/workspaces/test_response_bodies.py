@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.bodies import assert_body
+from tests.factories.workspaces import make_api_key
 from workspaces.models import ApiKey
 
 pytestmark = pytest.mark.django_db
@@ -17,8 +18,9 @@ def drf_time(value) -> str:
 
 def test_the_list_and_one_workspace(tenancy):
     workspace = tenancy.workspace
-    row = {"id": str(workspace.id), "name": "Tenancy", "user_id": str(tenancy.users["owner"].id),
-           "created_at": drf_time(workspace.created_at), "role": "editor", "agent_count": 0, "member_count": 4}
+    members = workspace.memberships.count()
+    row = {"id": str(workspace.id), "name": workspace.name, "user_id": str(tenancy.owner.id),
+           "created_at": drf_time(workspace.created_at), "role": "editor", "agent_count": 0, "member_count": members}
 
     assert_body(tenancy.client("editor").get("/api/workspaces"), [row])
     assert_body(tenancy.client("editor").get(f"/api/workspaces/{workspace.id}"), row)
@@ -31,7 +33,7 @@ def test_an_api_key_is_answered_once_with_its_secret(tenancy):
     key = ApiKey.objects.get(name="ci")
     assert_body(response, {
         "id": str(key.id), "name": "ci", "scopes": ["agents:read", "agents:write"], "prefix": key.prefix,
-        "created_by": str(tenancy.users["owner"].id), "created_at": drf_time(key.created_at), "last_used_at": None,
+        "created_by": str(tenancy.owner.id), "created_at": drf_time(key.created_at), "last_used_at": None,
         "key": response.json()["key"],
     }, status=201)
     assert response.json()["key"].startswith(key.prefix)
@@ -39,8 +41,8 @@ def test_an_api_key_is_answered_once_with_its_secret(tenancy):
 
 def test_deletes_answer_success(tenancy):
     workspace, owner = tenancy.workspace, tenancy.client("owner")
-    key = tenancy.keys["key_agents_read"][0]
-    viewer = tenancy.users["viewer"]
+    key, _ = make_api_key(workspace=workspace)
+    viewer = tenancy.viewer
 
     assert_body(owner.delete(f"/api/workspaces/{workspace.id}/api-keys/{key.id}"), {"success": True})
     assert_body(owner.delete(f"/api/workspaces/{workspace.id}/members/{viewer.id}"), {"success": True})

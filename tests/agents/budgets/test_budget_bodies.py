@@ -10,10 +10,9 @@ import time_machine
 from agents.budgets.enforcement import budgets_sweep
 from agents.models import Budget
 from fleet.models import Event
-from tests.agents.conftest import shared_agent
 from tests.agents.usage.helpers import spend
 from tests.bodies import assert_body
-from tests.conftest import client_for
+from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -28,11 +27,11 @@ def frozen_clock():
 
 @pytest.fixture
 def agent(tenancy):
-    return shared_agent(tenancy, paused_reason="budget_exceeded")
+    return tenancy.agent(paused_reason="budget_exceeded")
 
 
 def put(tenancy, agent, **body):
-    return client_for(tenancy.owner).put(f"/api/agents/{agent.id}/budget", body, format="json")
+    return client_for(tenancy.agent_owner).put(f"/api/agents/{agent.id}/budget", body, format="json")
 
 
 def test_put_answers_the_budget_201_then_200(tenancy, agent):
@@ -65,7 +64,7 @@ def test_get_answers_every_period_and_the_paused_reason(tenancy, agent):
 def test_delete_answers_success(tenancy, agent):
     budget_id = put(tenancy, agent, period="daily", limit_usd=1).json()["id"]
 
-    assert_body(client_for(tenancy.owner).delete(f"/api/agents/{agent.id}/budget/{budget_id}"), {"success": True})
+    assert_body(client_for(tenancy.agent_owner).delete(f"/api/agents/{agent.id}/budget/{budget_id}"), {"success": True})
 
 
 def test_the_soft_event_carries_the_budget_as_the_api_shows_it(tenancy, agent):

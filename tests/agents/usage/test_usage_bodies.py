@@ -13,11 +13,10 @@ from agents.usage.serializers import CostReportOut
 from agents.usage.window import cost_window_from_query
 from fleet.api.principal import Principal
 from fleet.api.renderers import dumps
-from tests.agents.conftest import shared_agent
 from tests.bodies import assert_body
-from tests.conftest import client_for
+from tests.support import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.workspaces import MembershipFactory, WorkspaceFactory
+from tests.factories.workspaces import WorkspaceFactory, make_member
 
 from .helpers import event, spend
 
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_ingest_answers_accepted_and_duplicates(tenancy):
-    agent = shared_agent(tenancy)
+    agent = tenancy.agent()
     client, url = tenancy.client("key:agents:write"), f"/api/agents/{agent.id}/usage"
     events = [event(request_id="a"), event(request_id="b")]
     client.post(url, {"events": events[:1]}, format="json")
@@ -48,15 +47,15 @@ def model(name: str, usd: float) -> dict:
 
 def test_the_cost_report(tenancy):
     with time_machine.travel(datetime(2026, 3, 15, 12, tzinfo=UTC), tick=False):
-        second = WorkspaceFactory(name="A second", owner=tenancy.workspace_owner)
-        MembershipFactory(workspace=second, user=tenancy.owner, role="viewer")
-        both = shared_agent(tenancy, name="both")
+        second = WorkspaceFactory(name="A second", owner=tenancy.owner)
+        make_member(second, "viewer", user=tenancy.agent_owner)
+        both = tenancy.agent(name="both")
         WorkspaceAgentFactory(workspace=second, agent=both)
         spend(both, 2.0)
         spend(both, 1.0, model="claude-sonnet-4")
-        loose = AgentFactory(owner=tenancy.owner, name="loose", status="stopped", container_id="")
+        loose = AgentFactory(owner=tenancy.agent_owner, name="loose", status="stopped", container_id="")
 
-        response = client_for(tenancy.owner).get("/api/workspaces/cost")
+        response = client_for(tenancy.agent_owner).get("/api/workspaces/cost")
 
     both_row = per_agent(both, [model("gpt-4o", 2.0), model("claude-sonnet-4", 1.0)])
     assert_body(response, {
@@ -73,15 +72,15 @@ def test_the_cost_report(tenancy):
 
 def test_the_cost_report_is_what_its_documentation_says(tenancy):
     # The report is built as dicts, not through CostReportOut (agents/usage/serializers.py).
-    both = shared_agent(tenancy, name="both")
+    both = tenancy.agent(name="both")
     WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=both)
-    MembershipFactory(workspace=tenancy.other_workspace, user=tenancy.owner, role="viewer")
+    make_member(tenancy.other_workspace, "viewer", user=tenancy.agent_owner)
     spend(both, 2.0)
     spend(both, 1.0, model="claude-sonnet-4")
-    spend(AgentFactory(owner=tenancy.owner, name="loose"), 0.25)
+    spend(AgentFactory(owner=tenancy.agent_owner, name="loose"), 0.25)
 
     window = cost_window_from_query({}, today=timezone.now().date())
-    report = workspace_cost_report(principal=Principal(user=tenancy.owner), window=window)
+    report = workspace_cost_report(principal=Principal(user=tenancy.agent_owner), window=window)
 
     assert len(report["workspaces"]) == 2 and report["unassigned"]["perAgent"]
     assert dumps(CostReportOut(report).data) == dumps(report)
