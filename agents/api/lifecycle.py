@@ -32,7 +32,8 @@ class AgentDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, agent_id):
-        return Response(SuccessOut({"success": agent_delete(agent=request.agent_access.agent)}).data)
+        agent_delete(agent=request.agent_access.agent)
+        return Response(SuccessOut({"success": True}).data)
 
 
 class AgentStartApi(ApiView):
@@ -56,7 +57,8 @@ class AgentRestartApi(ApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, agent_id):
-        return Response(SuccessOut({"success": agent_restart(agent=request.agent_access.agent)}).data)
+        agent_restart(agent=request.agent_access.agent)
+        return Response(SuccessOut({"success": True}).data)
 
 
 class AgentRedeployApi(ApiView):

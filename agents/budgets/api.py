@@ -78,7 +78,8 @@ class AgentBudgetDetailApi(ApiView):
                    responses={200: SuccessOut})
     def delete(self, request, agent_id, budget_id):
         budget = budget_of_agent(agent=request.agent_access.agent, budget_id=budget_id)
-        return Response(SuccessOut({"success": budget_delete(budget=budget)}).data)
+        budget_delete(budget=budget)
+        return Response(SuccessOut({"success": True}).data)
 
 
 def _valid(serializer_class, data) -> dict:

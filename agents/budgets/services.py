@@ -33,7 +33,6 @@ def budget_upsert(*, agent: Agent, period: str, limit_usd: Decimal, soft_thresho
 
 
 @transaction.atomic
-def budget_delete(*, budget: Budget) -> bool:
+def budget_delete(*, budget: Budget) -> None:
     """Remove a cap. An agent it paused stays stopped until someone starts it."""
     budget.delete()
-    return True

@@ -82,7 +82,7 @@ def agent_stop(*, agent: Agent, paused_reason: str | None = None) -> Agent:
 
 
 @transaction.atomic
-def agent_restart(*, agent: Agent) -> bool:
+def agent_restart(*, agent: Agent) -> None:
     agent = agent_lock(agent.pk)
     _refuse_external(agent)
     _require_container(agent)
@@ -90,7 +90,6 @@ def agent_restart(*, agent: Agent) -> bool:
     agent.status, agent.paused_reason, agent.last_error = Status.RUNNING, None, ""
     agent.save(update_fields=["status", "paused_reason", "last_error", "updated_at"])
     agent_event(agent, "agent.restarted", f"Agent {agent.name} was restarted.")
-    return True
 
 
 @transaction.atomic
@@ -114,7 +113,7 @@ def agent_redeploy(*, agent: Agent) -> Agent:
 
 
 @transaction.atomic
-def agent_delete(*, agent: Agent) -> bool:
+def agent_delete(*, agent: Agent) -> None:
     """Destroy the workload, then the row (and with it assignments and agent data).
     An adopted agent is only deregistered; a job still in flight removes what it created."""
     agent = agent_lock(agent.pk)
@@ -125,7 +124,6 @@ def agent_delete(*, agent: Agent) -> bool:
     workspace_ids = agent_workspace_ids(agent)
     agent_event(agent, "agent.deleted", f"Agent {agent.name} was deleted.", workspace_ids=workspace_ids)
     agent.delete()
-    return True
 
 
 def _remove_leftover_state(agent: Agent) -> None:
