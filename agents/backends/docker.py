@@ -32,11 +32,12 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
+from agents.gateway.families import FAMILIES
 
 AGENT_LABEL = "fleet.agent_id"
 MANAGED_LABEL = "fleet.managed"
 # The variable each runtime reads its gateway's listen port from.
-PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT"}
+PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()}
 
 API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
