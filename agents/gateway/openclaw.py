@@ -37,7 +37,9 @@ BACKOFF_SECONDS = 0.25  # doubles each retry, unless the runtime says how long t
 MAX_BACKOFF_SECONDS = 5.0
 CHAT_TIMEOUT = 120.0
 USAGE_MAX_DAYS = 92  # one sessions.usage call per day: bound what one pull may ask for
-USAGE_SETTLE_SECONDS = 5.0  # how long to wait for OpenClaw's usage cache to finish refreshing
+# OpenClaw recomputes its usage cache for a few seconds after a run ("refreshing"); wait that
+# long at most, then answer complete=False and let the next pull see the rest.
+USAGE_SETTLE_SECONDS = 3.0
 STALE_CONFIG_MARKERS = ("config changed since last load", "base hash required")
 
 
@@ -55,13 +57,8 @@ class OpenClawGateway(RuntimeGateway):
     def __init__(self, endpoint: Endpoint, device: DeviceIdentity | None = None, *, timeout: float = CALL_TIMEOUT):
         self.endpoint = endpoint
         self.timeout = timeout
-        self._device = device
-
-    @property
-    def device(self) -> DeviceIdentity:
-        if self._device is None:
-            self._device = installation_device()  # a database read: done in sync code, before any loop
-        return self._device
+        # A database read, so here: the constructor runs in sync code, the connections maybe not.
+        self.device = device or installation_device()
 
     def connection(self, scopes: list[str], *, caps: list[str] = (), on_event=None,
                    call_timeout: float | None = None) -> OpenClawConnection:
@@ -90,7 +87,6 @@ class OpenClawGateway(RuntimeGateway):
                     await asyncio.sleep(delay)
             raise AssertionError("unreachable")
 
-        self.device  # noqa: B018 - load it here, in sync code
         return run_sync(attempts())
 
     def _call(self, scopes: list[str], method: str, params: dict | None = None, *, timeout: float | None = None,
@@ -213,7 +209,9 @@ class OpenClawGateway(RuntimeGateway):
         """One agent turn in the session `fleet:<conversation>`, waiting for its final answer."""
         budget = timeout or CHAT_TIMEOUT
         params = {"message": text, "sessionKey": f"fleet:{conversation}", "idempotencyKey": uuid.uuid4().hex}
-        payload = self._call([WRITE], "agent", params, timeout=budget, expect_final=True) or {}
+        # A run keeps the scopes of the client that started it: without operator.approvals its
+        # exec tool cannot even ask for an approval ("approval registration failed").
+        payload = self._call([WRITE, APPROVALS], "agent", params, timeout=budget, expect_final=True) or {}
         if payload.get("status") != "ok":
             raise GatewayError(f"The agent's run ended {payload.get('status')!r}: {payload.get('summary') or 'no summary'}.",
                                runtime_code=str(payload.get("status") or ""))
@@ -238,8 +236,11 @@ class OpenClawGateway(RuntimeGateway):
         return {"file": payload.get("file") or {}, "hash": payload.get("hash"),
                 "effective_defaults": payload.get("resolvedDefaults") or {}}
 
+    # Measured on 2026.9.6: for an unpaired device (a loopback backend is never paired),
+    # operator.approvals alone lists nothing and cannot resolve ("unknown or expired approval
+    # id"); operator.admin sees and answers every pending approval.
     def approvals_list(self) -> list[Approval]:
-        pending = self._call([APPROVALS], "exec.approval.list")
+        pending = self._call([ADMIN], "exec.approval.list")
         if not isinstance(pending, list):
             raise GatewayProtocolError("exec.approval.list did not answer with a list.")
         approvals = []
@@ -250,7 +251,7 @@ class OpenClawGateway(RuntimeGateway):
         return approvals
 
     def approval_resolve(self, approval_id: str, decision: str) -> dict:
-        payload = self._call([APPROVALS], "exec.approval.resolve", {"id": approval_id, "decision": decision})
+        payload = self._call([ADMIN], "exec.approval.resolve", {"id": approval_id, "decision": decision})
         return payload if isinstance(payload, dict) else {"ok": True}
 
     def _wait_budget(self, timeout_ms: int | None) -> float:
