@@ -13,9 +13,9 @@ from tests.factories.accounts import AdminFactory, UserFactory
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings,
-# fake_model (an OpenAI-compatible model on loopback).
+# fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker",
-                  "tests.infra.fake_model"]
+                  "tests.infra.fake_model", "tests.infra.runtimes"]
 
 
 def need_service(available: bool, reason: str) -> None:
