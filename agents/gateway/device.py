@@ -12,6 +12,7 @@ the auth token, the challenge nonce, platform lowercased, device family lowercas
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 from dataclasses import dataclass, field
 
@@ -97,7 +98,10 @@ def installation_device() -> DeviceIdentity:
         })
     if not isinstance(row.private_key, str):  # an UndecryptableSecret: never replace it silently
         raise GatewayUnreachable("The installation's gateway device key cannot be decrypted; restore its encryption key.")
-    identity = DeviceIdentity.from_seed(b64url_decode(row.private_key))
+    try:
+        identity = DeviceIdentity.from_seed(b64url_decode(row.private_key))
+    except (ValueError, binascii.Error):
+        raise GatewayUnreachable("The installation's gateway device key is damaged.") from None
     if identity.device_id != row.device_id:
         raise GatewayUnreachable("The installation's gateway device key does not match its stored device id.")
     return identity
