@@ -138,7 +138,7 @@ def test_an_adopted_agent_on_a_refused_address_is_never_contacted(http_receiver,
 
 
 def test_an_adopted_agent_is_reached_through_the_safe_session(http_receiver, settings):
-    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1", "::1"]
     http_receiver.route("/health", {"status": "ok"})
     agent = _adopted(f"http://localhost:{http_receiver.port}")
 

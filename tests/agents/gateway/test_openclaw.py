@@ -151,7 +151,9 @@ def test_abort_runs_ends_a_run_in_progress(openclaw_runtime, fake_model):
 
 
 def test_an_adopted_agent_is_reached_through_the_checked_address(openclaw_runtime, settings):
-    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]  # loopback is refused for adopted agents otherwise
+    # Loopback is refused for adopted agents unless allow-listed; "localhost" may also resolve to
+    # ::1, where nothing listens: the client checks every address and dials them in turn.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1", "::1"]
     agent = openclaw_runtime.agent(is_external=True, deploy_target="external", execution_target_id="external",
                                    container_id="", gateway_url=f"http://localhost:{openclaw_runtime.port}")
 
