@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from typing import NoReturn
 
 from .errors import GatewayUnsupported
 
@@ -95,7 +96,7 @@ class RuntimeGateway(ABC):
 
     family: str
 
-    def _unsupported(self, operation: str):
+    def _unsupported(self, operation: str) -> NoReturn:
         raise GatewayUnsupported(f"The {self.family} runtime does not support {operation}.")
 
     # -- reachability --------------------------------------------------------------------
