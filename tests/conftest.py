@@ -10,8 +10,10 @@ from rest_framework.test import APIClient
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.support import Clock, Tenancy, client_for, frozen_clock
 
-# Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings.
-pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker"]
+# Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings,
+# fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime.
+pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker",
+                  "tests.infra.fake_model", "tests.infra.runtimes"]
 
 
 @pytest.fixture(autouse=True)

@@ -39,9 +39,10 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
+from agents.gateway.families import FAMILIES
 
 # The variable each runtime reads its gateway's listen port from.
-PORT_VARIABLE = {"openclaw": "OPENCLAW_GATEWAY_PORT", "hermes": "API_SERVER_PORT"}
+PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()}
 
 STATE_PATH = "/state"  # where the runtime images keep everything (OPENCLAW_STATE_DIR, HERMES_HOME)
 API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls

@@ -3,6 +3,7 @@
 from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
+from .gateway_device import GatewayDevice
 from .stats import StatsSample
 from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
 
@@ -12,6 +13,7 @@ __all__ = [
     "Budget",
     "BudgetPeriod",
     "DeployTarget",
+    "GatewayDevice",
     "ModelRate",
     "PausedReason",
     "RateSource",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
+from ..gateway.families import family_of
 from ..models import Agent, RuntimeFamily
 
 FALLBACK_PUBLIC_URL = "http://localhost:8000"
@@ -27,10 +28,8 @@ def runtime_image(runtime_family: str) -> str:
 
 def runtime_env(agent: Agent, *, usage_token: str, gateway_port: int = GATEWAY_PORT) -> dict[str, str]:
     """The runtime's own variables (gateway secret and port) plus the usage ingest URL and token."""
-    if agent.runtime_family == RuntimeFamily.HERMES:
-        env = {"API_SERVER_KEY": str(agent.gateway_token), "API_SERVER_PORT": str(gateway_port)}
-    else:
-        env = {"OPENCLAW_GATEWAY_TOKEN": str(agent.gateway_token), "OPENCLAW_GATEWAY_PORT": str(gateway_port)}
+    family = family_of(agent.runtime_family)
+    env = {**family.fixed_env, family.token_variable: str(agent.gateway_token), family.port_variable: str(gateway_port)}
     env["FLEET_AGENT_ID"] = str(agent.pk)
     env["FLEET_USAGE_URL"] = usage_url(agent)
     env["FLEET_USAGE_TOKEN"] = usage_token

@@ -1,0 +1,89 @@
+"""The one client of a running runtime (DESIGN.md section 10).
+
+    gateway = gateway_for(agent)          # RuntimeGateway of the agent's family
+    gateway.handshake().version           # "2026.9.6"
+    gateway.config_patch({"channels": {...}})
+
+Nothing outside this package knows a runtime's wire format: `gateway_for` picks the family's
+implementation from one table, and every failure is a fleet.errors family (errors.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..models import Agent
+from .base import (
+    Approval,
+    ChannelState,
+    ChatReply,
+    Handshake,
+    Readiness,
+    RuntimeGateway,
+    Usage,
+    UsageRow,
+    as_json,
+)
+from .endpoint import Endpoint, endpoint_for, gateway_public_host
+from .errors import (
+    AgentNotRunning,
+    GatewayAuthRefused,
+    GatewayError,
+    GatewayProtocolError,
+    GatewayUnreachable,
+    GatewayUnsupported,
+)
+from .families import FAMILIES, Family, family_of
+from .hermes import HermesGateway
+from .openclaw import OpenClawGateway
+
+logger = logging.getLogger(__name__)
+
+IMPLEMENTATIONS: dict[str, type[RuntimeGateway]] = {"openclaw": OpenClawGateway, "hermes": HermesGateway}
+
+
+def gateway_for(agent: Agent, *, allow_starting: bool = False) -> RuntimeGateway:
+    """The agent's gateway client. AgentNotRunning unless it runs (or, with `allow_starting`,
+    is being deployed); the engine's errors when its endpoint cannot be resolved."""
+    endpoint = endpoint_for(agent, allow_starting=allow_starting)
+    return IMPLEMENTATIONS[endpoint.family.name](endpoint)
+
+
+def gateway_health(agent: Agent) -> bool:
+    """Whether the agent's gateway answers its health route now; any failure is "no"."""
+    try:
+        gateway_for(agent, allow_starting=True).health()
+        return True
+    except Exception as exc:  # unhealthy is an answer, never an error of the caller
+        logger.debug("Gateway health of agent %s failed: %s", agent.pk, exc)
+        return False
+
+
+__all__ = [
+    "FAMILIES",
+    "IMPLEMENTATIONS",
+    "AgentNotRunning",
+    "Approval",
+    "ChannelState",
+    "ChatReply",
+    "Endpoint",
+    "Family",
+    "GatewayAuthRefused",
+    "GatewayError",
+    "GatewayProtocolError",
+    "GatewayUnreachable",
+    "GatewayUnsupported",
+    "Handshake",
+    "HermesGateway",
+    "OpenClawGateway",
+    "Readiness",
+    "RuntimeGateway",
+    "Usage",
+    "UsageRow",
+    "as_json",
+    "endpoint_for",
+    "family_of",
+    "gateway_for",
+    "gateway_health",
+    "gateway_public_host",
+]

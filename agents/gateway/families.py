@@ -1,0 +1,44 @@
+"""What each runtime family needs from its workload, in one place per family.
+
+The workload builder and the backends read the variable names from here, the gateway reads the
+paths, so a family's knowledge is not spread over the project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    token_variable: str  # the env variable the runtime reads its gateway secret from
+    port_variable: str  # ...and its gateway's listen port from
+    health_path: str  # liveness over HTTP, no credentials
+    ready_path: str  # readiness over HTTP
+    fixed_env: dict[str, str] = field(default_factory=dict)  # what the runtime needs to serve at all
+
+
+OPENCLAW = Family(
+    name="openclaw",
+    token_variable="OPENCLAW_GATEWAY_TOKEN",
+    port_variable="OPENCLAW_GATEWAY_PORT",
+    health_path="/health",
+    ready_path="/readyz",
+)
+
+HERMES = Family(
+    name="hermes",
+    token_variable="API_SERVER_KEY",
+    port_variable="API_SERVER_PORT",
+    health_path="/health",
+    ready_path="/health/detailed",
+    fixed_env={"API_SERVER_ENABLED": "true"},  # the API server is off unless asked for
+)
+
+FAMILIES = {family.name: family for family in (OPENCLAW, HERMES)}
+
+
+def family_of(name: str) -> Family:
+    """The family called `name`; KeyError for a family Fleet does not run."""
+    return FAMILIES[name]

@@ -1,0 +1,238 @@
+"""Gateway calls: OpenClaw's handshake plus one call, one after another and 50 agents at once,
+and the memory of holding 1,000 idle connections (DESIGN.md section 10: the listener holds one
+per running agent).
+
+    DATABASE_URL=postgres://... .venv/bin/python -m bench gateway_calls
+
+The other end is a loopback WebSocket server in its own process (so its CPU and memory are not
+counted here) that speaks OpenClaw's protocol 4 handshake: it sends `connect.challenge`, checks
+the connect request as OpenClaw does (client id and mode, protocol range, token, the device id
+as SHA-256 of the public key, the Ed25519 signature of the v3 payload over the challenge nonce
+and ts), answers hello-ok, and answers every request at once. A refused handshake is counted,
+so a figure never hides a client that fails.
+
+Figures: the sync facade (`OpenClawGateway.channels_status()`: a private event loop, connect,
+handshake, one call, close), the same on one event loop (what a listener or an async worker
+pays), both sequential and with 50 agents at once (50 threads for the facade, 50 tasks on one
+loop), and the resident memory this process adds per idle authenticated connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import multiprocessing
+import os
+import resource
+import secrets
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+
+from bench import measure, report  # noqa: E402
+
+TOKEN = secrets.token_urlsafe(32)
+SEQUENTIAL = 200
+CONCURRENT_AGENTS = 50
+CONCURRENT_CALLS = 1_000
+IDLE_CONNECTIONS = 1_000
+
+
+# --- the server (its own process) -------------------------------------------------------------
+
+
+def _b64url_decode(text: str) -> bytes:
+    import base64
+
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _verified(params: dict, nonce: str, ts: int, token: str) -> str | None:
+    """Why OpenClaw would refuse this connect, or None. Written from RUNTIMES.md, not from the client."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    client, device = params.get("client") or {}, params.get("device") or {}
+    if client.get("id") != "gateway-client" or client.get("mode") != "backend":
+        return "SCHEMA"
+    if not params.get("minProtocol", 0) <= 4 <= params.get("maxProtocol", 0):
+        return "PROTOCOL_MISMATCH"
+    if (params.get("auth") or {}).get("token") != token:
+        return "AUTH_TOKEN_MISMATCH"
+    public = _b64url_decode(device.get("publicKey", ""))
+    if device.get("id") != hashlib.sha256(public).hexdigest():
+        return "DEVICE_AUTH_DEVICE_ID_MISMATCH"
+    if device.get("nonce") != nonce or device.get("signedAt") != ts:
+        return "DEVICE_AUTH_NONCE_MISMATCH"
+    signed = "|".join(["v3", device["id"], client["id"], client["mode"], params.get("role", ""),
+                       ",".join(params.get("scopes") or []), str(ts), token, nonce,
+                       client.get("platform", "").strip().lower(), (client.get("deviceFamily") or "").strip().lower()])
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(_b64url_decode(device.get("signature", "")), signed.encode())
+    except Exception:
+        return "DEVICE_AUTH_SIGNATURE_INVALID"
+    return None
+
+
+def _serve(token, port_pipe, stop_event) -> None:
+    from websockets.asyncio.server import serve
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    refused = 0
+
+    async def handle(ws):
+        nonlocal refused
+        nonce, ts = secrets.token_hex(16), int(time.time() * 1000)
+        await ws.send(json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": nonce, "ts": ts}}))
+        frame = json.loads(await ws.recv())
+        why = _verified(frame.get("params") or {}, nonce, ts, token)
+        if why:
+            refused += 1
+            await ws.send(json.dumps({"type": "res", "id": frame["id"], "ok": False,
+                                      "error": {"code": "INVALID_REQUEST", "message": why, "details": {"code": why}}}))
+            await ws.close(1008, why)
+            return
+        hello = {"type": "hello-ok", "protocol": 4, "server": {"version": "bench"}, "features": {}, "snapshot": {},
+                 "auth": {"role": "operator", "scopes": frame["params"].get("scopes")}, "policy": {"tickIntervalMs": 30000}}
+        await ws.send(json.dumps({"type": "res", "id": frame["id"], "ok": True, "payload": hello}))
+        async for raw in ws:
+            request = json.loads(raw)
+            payload = {"channels": {}, "refused": refused} if request["method"] == "channels.status" else {}
+            await ws.send(json.dumps({"type": "res", "id": request["id"], "ok": True, "payload": payload}))
+
+    async def main():
+        async with serve(handle, "127.0.0.1", 0, compression=None, max_queue=4, ping_interval=None) as server:
+            port_pipe.send(server.sockets[0].getsockname()[1])
+            while not stop_event.is_set():
+                await asyncio.sleep(0.1)
+
+    asyncio.run(main())
+
+
+# --- the client (this process) -----------------------------------------------------------------
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _gateway(port: int):
+    from agents.gateway import Endpoint, OpenClawGateway
+    from agents.gateway.device import installation_device
+    from agents.gateway.families import OPENCLAW
+
+    endpoint = Endpoint(family=OPENCLAW, scheme="http", host="127.0.0.1", port=port, token=TOKEN, agent_id="bench")
+    return OpenClawGateway(endpoint, installation_device())
+
+
+async def _one_call(gateway) -> dict:
+    from agents.gateway.protocol import READ
+
+    async with gateway.connection([READ]) as connection:
+        return await connection.call("channels.status")
+
+
+def _sequential(gateway) -> None:
+    facade = measure(gateway.channels_status, repeat=SEQUENTIAL, warmup=10)
+    report("sequential, sync facade (loop + connect + handshake + call + close)",
+           median_ms=facade.median_ms, p95_ms=facade.p95_ms, calls_per_s=facade.per_second)
+
+    async def timed_on_one_loop() -> list[float]:
+        seconds = []
+        for n in range(SEQUENTIAL + 10):
+            started = time.perf_counter()
+            await _one_call(gateway)
+            if n >= 10:
+                seconds.append(time.perf_counter() - started)
+        return seconds
+
+    from bench import Timing
+
+    on_loop = Timing(asyncio.run(timed_on_one_loop()))
+    report("sequential, one event loop (connect + handshake + call + close)",
+           median_ms=on_loop.median_ms, p95_ms=on_loop.p95_ms, calls_per_s=on_loop.per_second)
+
+
+def _concurrent(gateway) -> None:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=CONCURRENT_AGENTS) as pool:
+        list(pool.map(lambda _: gateway.channels_status(), range(CONCURRENT_CALLS)))
+    elapsed = time.perf_counter() - started
+    report(f"{CONCURRENT_AGENTS} agents at once, sync facade in {CONCURRENT_AGENTS} threads",
+           calls=CONCURRENT_CALLS, seconds=elapsed, calls_per_s=CONCURRENT_CALLS / elapsed)
+
+    async def gathered() -> float:
+        gate = asyncio.Semaphore(CONCURRENT_AGENTS)
+
+        async def limited():
+            async with gate:
+                await _one_call(gateway)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(limited() for _ in range(CONCURRENT_CALLS)))
+        return time.perf_counter() - began
+
+    elapsed = asyncio.run(gathered())
+    report(f"{CONCURRENT_AGENTS} agents at once, one event loop",
+           calls=CONCURRENT_CALLS, seconds=elapsed, calls_per_s=CONCURRENT_CALLS / elapsed)
+
+
+def _idle_memory(gateway) -> None:
+    from agents.gateway.protocol import APPROVALS, READ
+
+    async def hold() -> tuple[float, float, float]:
+        before = _rss_mb()
+        connections = [gateway.connection([READ, APPROVALS]) for _ in range(IDLE_CONNECTIONS)]
+        began = time.perf_counter()
+        for batch in range(0, IDLE_CONNECTIONS, 100):  # 100 handshakes at a time
+            await asyncio.gather(*(c.open() for c in connections[batch:batch + 100]))
+        opened = time.perf_counter() - began
+        await asyncio.sleep(1)  # idle: nothing but keepalives
+        held = _rss_mb()
+        alive = sum(not c.closed for c in connections)
+        await asyncio.gather(*(c.close() for c in connections))
+        return held - before, opened, alive
+
+    delta, opened, alive = asyncio.run(hold())
+    report(f"{IDLE_CONNECTIONS} idle connections held", open_seconds=opened, alive=int(alive), rss_delta_mb=delta,
+           kb_per_connection=delta * 1024 / IDLE_CONNECTIONS)
+
+
+def main() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    stop = context.Event()
+    server = context.Process(target=_serve, args=(TOKEN, send, stop), daemon=True)
+    server.start()
+    try:
+        if not receive.poll(30):
+            raise RuntimeError("the bench gateway did not start")
+        gateway = _gateway(receive.recv())
+        _sequential(gateway)
+        _concurrent(gateway)
+        _idle_memory(gateway)
+        report("handshakes the server refused (must be 0)", refused=_refused(gateway))
+    finally:
+        stop.set()
+        server.join(timeout=10)
+        if server.is_alive():
+            server.kill()
+
+
+def _refused(gateway) -> int:
+    from agents.gateway.openclaw import run_sync
+
+    return run_sync(_one_call(gateway))["refused"]
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    main()
