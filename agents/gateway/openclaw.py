@@ -57,8 +57,16 @@ class OpenClawGateway(RuntimeGateway):
     def __init__(self, endpoint: Endpoint, device: DeviceIdentity | None = None, *, timeout: float = CALL_TIMEOUT):
         self.endpoint = endpoint
         self.timeout = timeout
-        # A database read, so here: the constructor runs in sync code, the connections maybe not.
-        self.device = device or installation_device()
+        self._device = device
+
+    @property
+    def device(self) -> DeviceIdentity:
+        """The installation's key, read from the database on first WebSocket use: never for the
+        HTTP liveness and readiness checks (run in threads that must not touch the database).
+        Resolve it in sync code before an event loop opens connections with it."""
+        if self._device is None:
+            self._device = installation_device()
+        return self._device
 
     def connection(self, scopes: list[str], *, caps: list[str] = (), on_event=None,
                    call_timeout: float | None = None) -> OpenClawConnection:
@@ -70,6 +78,7 @@ class OpenClawGateway(RuntimeGateway):
     def _session(self, scopes: list[str], work: Callable[[OpenClawConnection], Awaitable[T]], *,
                  call_timeout: float | None = None) -> T:
         """Open a connection with `scopes`, run `work` on it, close it; retry retryable refusals."""
+        self.device  # noqa: B018 - read here, in sync code, not inside the event loop below
         connection_of = lambda: self.connection(scopes, call_timeout=call_timeout)  # noqa: E731
 
         async def attempts() -> T:
