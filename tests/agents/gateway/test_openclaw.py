@@ -26,6 +26,8 @@ def _today():
 
 def _raw_call(gateway: OpenClawGateway, scopes: list[str], method: str, params: dict | None = None):
     """One call through a held connection, as the listener makes them."""
+    gateway.device  # noqa: B018 - the key is read from the database before the event loop runs
+
     async def call():
         async with gateway.connection(scopes) as connection:
             return await connection.call(method, params)
@@ -121,6 +123,7 @@ def test_a_chat_turn_then_usage_counts_the_fake_models_tokens_and_price(openclaw
 
 def test_abort_runs_ends_a_run_in_progress(openclaw_runtime, fake_model):
     gateway = gateway_for(openclaw_runtime.agent())
+    gateway.device  # noqa: B018 - read in this test's transaction, not committed by the thread below
     outcome = {}
 
     def turn():
@@ -192,7 +195,7 @@ class HeldConnection:
 
 def test_an_exec_approval_is_listed_and_resolved_while_an_operator_connection_is_held(openclaw_runtime, fake_model):
     gateway = gateway_for(openclaw_runtime.agent())
-    gateway.config_patch({"tools": {"exec": {"mode": "ask"}}})
+    gateway.config_patch({"tools": {"exec": {"mode": "ask"}}})  # also reads the device key in this transaction
     # The image has no coreutils: OpenClaw only asks about commands it resolves to a file.
     fake_model.offer_tool_call("node --version")
     outcome = {}
