@@ -57,14 +57,21 @@ class OpenClawGateway(RuntimeGateway):
     def __init__(self, endpoint: Endpoint, device: DeviceIdentity | None = None, *, timeout: float = CALL_TIMEOUT):
         self.endpoint = endpoint
         self.timeout = timeout
-        # A database read, so here: the constructor runs in sync code, the connections maybe not.
-        self.device = device or installation_device()
+        self._device = device
+
+    def device(self) -> DeviceIdentity:
+        """The installation's identity, read from the database the first time a WebSocket needs it
+        (never for the HTTP health checks, which the monitoring sweep runs in worker threads)."""
+        if self._device is None:
+            self._device = installation_device()
+        return self._device
 
     def connection(self, scopes: list[str], *, caps: list[str] = (), on_event=None,
                    call_timeout: float | None = None) -> OpenClawConnection:
-        """An unopened connection to this agent's gateway, for callers that hold one open."""
-        return OpenClawConnection(self.endpoint, self.device, scopes=scopes, caps=caps, on_event=on_event,
-                                  call_timeout=call_timeout or self.timeout)
+        """An unopened connection to this agent's gateway, for callers that hold one open. It may be
+        made and opened from async code: the device is then read in a worker thread at open()."""
+        return OpenClawConnection(self.endpoint, self._device or self.device, scopes=scopes, caps=caps,
+                                  on_event=on_event, call_timeout=call_timeout or self.timeout)
 
     # -- the sync door ------------------------------------------------------------------------
     def _session(self, scopes: list[str], work: Callable[[OpenClawConnection], Awaitable[T]], *,
@@ -87,6 +94,7 @@ class OpenClawGateway(RuntimeGateway):
                     await asyncio.sleep(delay)
             raise AssertionError("unreachable")
 
+        self.device()  # sync code: read it here rather than in a thread of the private loop
         return run_sync(attempts())
 
     def _call(self, scopes: list[str], method: str, params: dict | None = None, *, timeout: float | None = None,
