@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta, timezone
 from typing import TypeVar
 
+from django.db import connections
+
 from . import http
 from .base import Approval, ChannelState, ChatReply, Handshake, Readiness, RuntimeGateway, Usage, UsageRow
 from .connection import CALL_TIMEOUT, OpenClawConnection
@@ -59,9 +61,10 @@ class OpenClawGateway(RuntimeGateway):
         self.timeout = timeout
         self._device = device
 
+    @property
     def device(self) -> DeviceIdentity:
-        """The installation's identity, read from the database the first time a WebSocket needs it
-        (never for the HTTP health checks, which the monitoring sweep runs in worker threads)."""
+        """The installation's key, read from the database on first WebSocket use: never for the
+        HTTP liveness and readiness checks (run in threads that must not touch the database)."""
         if self._device is None:
             self._device = installation_device()
         return self._device
@@ -70,8 +73,15 @@ class OpenClawGateway(RuntimeGateway):
                    call_timeout: float | None = None) -> OpenClawConnection:
         """An unopened connection to this agent's gateway, for callers that hold one open. It may be
         made and opened from async code: the device is then read in a worker thread at open()."""
-        return OpenClawConnection(self.endpoint, self._device or self.device, scopes=scopes, caps=caps,
-                                  on_event=on_event, call_timeout=call_timeout or self.timeout)
+        device = self._device or self._read_device_in_worker  # not read yet: open() reads it in a thread
+        return OpenClawConnection(self.endpoint, device, scopes=scopes, caps=caps, on_event=on_event,
+                                  call_timeout=call_timeout or self.timeout)
+
+    def _read_device_in_worker(self) -> DeviceIdentity:
+        try:
+            return self.device
+        finally:
+            connections.close_all()  # the worker thread's own database connection: leave none open
 
     # -- the sync door ------------------------------------------------------------------------
     def _session(self, scopes: list[str], work: Callable[[OpenClawConnection], Awaitable[T]], *,
@@ -94,7 +104,7 @@ class OpenClawGateway(RuntimeGateway):
                     await asyncio.sleep(delay)
             raise AssertionError("unreachable")
 
-        self.device()  # sync code: read it here rather than in a thread of the private loop
+        self.device  # noqa: B018 - read here, in sync code, not in a thread of the private loop
         return run_sync(attempts())
 
     def _call(self, scopes: list[str], method: str, params: dict | None = None, *, timeout: float | None = None,
