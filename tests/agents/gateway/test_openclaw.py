@@ -26,9 +26,7 @@ def _today():
 
 def _raw_call(gateway: OpenClawGateway, scopes: list[str], method: str, params: dict | None = None):
     """One call through a held connection, as the listener makes them."""
-    # Read the device key here, in the test's transaction: opened from async code, the connection
-    # would read (and first create) it in a worker thread, whose commit outlives the test.
-    gateway.device  # noqa: B018
+    gateway.device  # noqa: B018 - the key is read from the database before the event loop runs
 
     async def call():
         async with gateway.connection(scopes) as connection:
@@ -125,7 +123,7 @@ def test_a_chat_turn_then_usage_counts_the_fake_models_tokens_and_price(openclaw
 
 def test_abort_runs_ends_a_run_in_progress(openclaw_runtime, fake_model):
     gateway = gateway_for(openclaw_runtime.agent())
-    gateway.device  # noqa: B018 - in this transaction, not in the turn's thread (whose commit would outlive the test)
+    gateway.device  # noqa: B018 - read in this test's transaction, not committed by the thread below
     outcome = {}
 
     def turn():
