@@ -37,7 +37,8 @@ EventHandler = Callable[[dict], Awaitable[None] | None]
 
 
 class OpenClawConnection:
-    def __init__(self, endpoint: Endpoint, device: DeviceIdentity | None, *, scopes: list[str],
+    def __init__(self, endpoint: Endpoint, device: DeviceIdentity | Callable[[], DeviceIdentity] | None, *,
+                 scopes: list[str],
                  caps: list[str] = (), on_event: EventHandler | None = None,
                  open_timeout: float = OPEN_TIMEOUT, call_timeout: float = CALL_TIMEOUT):
         self.endpoint = endpoint
@@ -57,6 +58,8 @@ class OpenClawConnection:
     # -- opening -----------------------------------------------------------------------------
     async def open(self) -> dict:
         """Connect, answer the challenge, and return the hello-ok payload."""
+        if callable(self.device):  # a loader that reads the database: not on the event loop's thread
+            self.device = await asyncio.to_thread(self.device)
         addresses = await asyncio.to_thread(self.endpoint.dial_addresses)  # DNS + netsafety: blocking
         try:
             async with asyncio.timeout(self.open_timeout):

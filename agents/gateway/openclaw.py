@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta, timezone
 from typing import TypeVar
 
+from django.db import connections
+
 from . import http
 from .base import Approval, ChannelState, ChatReply, Handshake, Readiness, RuntimeGateway, Usage, UsageRow
 from .connection import CALL_TIMEOUT, OpenClawConnection
@@ -62,23 +64,29 @@ class OpenClawGateway(RuntimeGateway):
     @property
     def device(self) -> DeviceIdentity:
         """The installation's key, read from the database on first WebSocket use: never for the
-        HTTP liveness and readiness checks (run in threads that must not touch the database).
-        Resolve it in sync code before an event loop opens connections with it."""
+        HTTP liveness and readiness checks (run in threads that must not touch the database)."""
         if self._device is None:
             self._device = installation_device()
         return self._device
 
     def connection(self, scopes: list[str], *, caps: list[str] = (), on_event=None,
                    call_timeout: float | None = None) -> OpenClawConnection:
-        """An unopened connection to this agent's gateway, for callers that hold one open."""
-        return OpenClawConnection(self.endpoint, self.device, scopes=scopes, caps=caps, on_event=on_event,
+        """An unopened connection to this agent's gateway, for callers that hold one open. It may be
+        made and opened from async code: the device is then read in a worker thread at open()."""
+        device = self._device or self._read_device_in_worker  # not read yet: open() reads it in a thread
+        return OpenClawConnection(self.endpoint, device, scopes=scopes, caps=caps, on_event=on_event,
                                   call_timeout=call_timeout or self.timeout)
+
+    def _read_device_in_worker(self) -> DeviceIdentity:
+        try:
+            return self.device
+        finally:
+            connections.close_all()  # the worker thread's own database connection: leave none open
 
     # -- the sync door ------------------------------------------------------------------------
     def _session(self, scopes: list[str], work: Callable[[OpenClawConnection], Awaitable[T]], *,
                  call_timeout: float | None = None) -> T:
         """Open a connection with `scopes`, run `work` on it, close it; retry retryable refusals."""
-        self.device  # noqa: B018 - read here, in sync code, not inside the event loop below
         connection_of = lambda: self.connection(scopes, call_timeout=call_timeout)  # noqa: E731
 
         async def attempts() -> T:
@@ -96,6 +104,7 @@ class OpenClawGateway(RuntimeGateway):
                     await asyncio.sleep(delay)
             raise AssertionError("unreachable")
 
+        self.device  # noqa: B018 - read here, in sync code, not in a thread of the private loop
         return run_sync(attempts())
 
     def _call(self, scopes: list[str], method: str, params: dict | None = None, *, timeout: float | None = None,

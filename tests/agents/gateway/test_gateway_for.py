@@ -155,3 +155,16 @@ def test_an_undecryptable_token_fails_closed(http_receiver):
     with pytest.raises(GatewayUnreachable, match="cannot be decrypted"):
         gateway_for(agent)
     assert http_receiver.requests == []
+
+
+def test_health_and_readiness_never_read_the_database(http_receiver, django_assert_num_queries):
+    # The monitoring sweep checks health in worker threads, which must not touch the database.
+    agent = AgentFactory(runtime_family="openclaw", gateway_host_port=http_receiver.port,
+                         gateway_token=secrets.token_urlsafe(32))
+    http_receiver.route("/health", {"ok": True, "status": "live"})
+    http_receiver.route("/readyz", {"ready": True, "failing": []})
+
+    with django_assert_num_queries(0):
+        gateway = gateway_for(agent)
+        assert gateway.health() == {"ok": True, "status": "live"}
+        assert gateway.ready().ready is True

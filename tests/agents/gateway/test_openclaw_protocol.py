@@ -210,3 +210,20 @@ def test_a_run_answers_accepted_first_and_its_result_later_under_the_same_id(scr
     ((method, params),) = server.requests
     assert (method, params["sessionKey"], params["message"]) == ("agent", "fleet:c1", "hi")
     assert server.connects[0]["scopes"] == ["operator.write", "operator.approvals"]
+
+
+@pytest.mark.django_db(transaction=True)  # the key is created by a worker thread's own connection
+def test_a_connection_made_and_opened_in_async_code_reads_the_device_key_off_the_loop(scripted):
+    from agents.gateway.protocol import READ
+    from agents.models import GatewayDevice
+
+    server, scripted_gateway = scripted()
+    gateway = OpenClawGateway(scripted_gateway.endpoint)  # the installation's key, not read yet
+
+    async def listen_once():  # what a listener does: everything on its event loop
+        async with gateway.connection([READ]) as connection:
+            return connection.hello
+
+    assert asyncio.run(listen_once())["protocol"] == 4
+    assert server.connects[0]["device"]["id"] == GatewayDevice.objects.get().device_id
+    assert server.bad_signatures == 0
