@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 
+from fleet.errors import FleetError
+
 from ..models import Agent
 from .base import (
     Approval,
@@ -47,6 +49,15 @@ def gateway_for(agent: Agent, *, allow_starting: bool = False) -> RuntimeGateway
     is being deployed); the engine's errors when its endpoint cannot be resolved."""
     endpoint = endpoint_for(agent, allow_starting=allow_starting)
     return IMPLEMENTATIONS[endpoint.family.name](endpoint)
+
+
+def gateway_readiness(agent: Agent, *, allow_starting: bool = False) -> Readiness:
+    """Whether the agent's runtime is ready to serve now (OpenClaw /readyz, Hermes's gateway
+    state); a runtime that cannot be asked is not ready, with the reason in `failing`."""
+    try:
+        return gateway_for(agent, allow_starting=allow_starting).ready()
+    except FleetError as exc:  # unreachable, refused, no endpoint: all mean "not ready"
+        return Readiness(ready=False, failing=(exc.message,))
 
 
 def gateway_health(agent: Agent) -> bool:
@@ -85,5 +96,6 @@ __all__ = [
     "family_of",
     "gateway_for",
     "gateway_health",
+    "gateway_readiness",
     "gateway_public_host",
 ]

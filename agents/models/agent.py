@@ -65,6 +65,11 @@ class Agent(models.Model):
     is_external = models.BooleanField(default=False)
     paused_reason = models.CharField(max_length=30, choices=PausedReason.choices, null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
+    # What the runtime said at the first successful handshake (DESIGN: the contract is rechecked
+    # when the runtime connects); readiness_failures counts consecutive failed readiness checks.
+    runtime_version = models.CharField(max_length=50, blank=True, default="")
+    last_handshake_at = models.DateTimeField(null=True, blank=True)
+    readiness_failures = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

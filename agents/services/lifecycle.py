@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from fleet.errors import Conflict, DaemonUnreachable, InvalidState, NoContainer, NoContainerToInspect, NotFound
+from fleet.errors import Conflict, FleetError, DaemonUnreachable, InvalidState, NoContainer, NoContainerToInspect, NotFound
 
 from ..backends.base import BackendError
 from ..events import agent_event
-from ..gateway import gateway_public_host
+from ..gateway import GatewayUnsupported, gateway_for, gateway_public_host
 from ..models import Agent, Status
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue
@@ -63,6 +63,23 @@ def agent_start(*, agent: Agent) -> Agent:
     return agent
 
 
+def _abort_runs(agent: Agent) -> None:
+    """Abort the runtime's active runs first: an OpenClaw busy with a run ignores TERM and drains
+    for up to five minutes. The engine's kill timeout stays the backstop, so any failure here
+    (a runtime that cannot abort, does not answer, or is not serving) only gets logged."""
+    if agent.status not in (Status.RUNNING, Status.WARNING):
+        return
+    try:
+        aborted = gateway_for(agent).abort_runs()
+    except GatewayUnsupported:
+        return
+    except FleetError as exc:
+        logger.info("Could not abort the runs of agent %s before stopping it: %s", agent.pk, exc.message)
+        return
+    if aborted:
+        logger.info("Aborted %d run(s) of agent %s before stopping it", len(aborted), agent.pk)
+
+
 @transaction.atomic
 def agent_stop(*, agent: Agent, paused_reason: str | None = None) -> Agent:
     """Stop from any state. A deploy still in flight finds the row `stopped` and leaves its
@@ -70,6 +87,7 @@ def agent_stop(*, agent: Agent, paused_reason: str | None = None) -> Agent:
     agent = agent_lock(agent.pk)
     _refuse_external(agent)
     if agent.container_id:
+        _abort_runs(agent)
         engine_call(agent, lambda backend: backend.stop(agent), missing_ok=True)
     agent.status = Status.STOPPED
     fields = ["status", "updated_at"]

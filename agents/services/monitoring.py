@@ -1,11 +1,14 @@
-"""The monitoring sweep (beat, every 30 s): reconcile running/warning agents with their workload.
+"""The monitoring sweep (beat, every 30 s): reconcile running/warning agents with their runtime.
 
 - exited cleanly or gone -> stopped; crash loop or non-zero exit -> error;
-- running but the gateway does not answer /health -> warning; healthy again -> running.
-Adopted agents are judged by their gateway's health alone. queued/deploying belong to the
-provisioning job and are never touched. Engine calls run concurrently in a small thread pool
-(no database work in the threads); each write is a compare-and-swap on the observed status,
-so a stop or start that lands meanwhile wins. One agent's failure never stops the sweep.
+- the workload runs but the runtime is not ready (OpenClaw /readyz 503 or no answer; Hermes's
+  gateway not running) at two checks in a row -> warning, with the reason in `last_error`;
+  ready again -> running.
+Adopted agents are judged by their runtime's readiness alone. queued/deploying belong to the
+provisioning job and are never touched. A runtime not shaken hands with yet is, once it runs
+(agents.services.handshake). Engine and gateway calls run concurrently in a small thread pool
+(no database work in the threads); each write is a compare-and-swap on the observed status, so
+a stop or start that lands meanwhile wins. One agent's failure never stops the sweep.
 """
 
 from __future__ import annotations
@@ -14,30 +17,42 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from django.db.models import F
+
 from ..backends.base import BackendError
 from ..events import agent_event
-from ..gateway import gateway_health
+from ..gateway import gateway_readiness
 from ..models import Agent, Status
 from .engine import backend_of
+from .handshake import agent_handshake
 from .transitions import status_swap
 
 logger = logging.getLogger(__name__)
 
 MONITORED = (Status.RUNNING, Status.WARNING)
 ENGINE_THREADS = 8
+FAILED_CHECKS_FOR_WARNING = 2  # one slow answer is not yet a warning
 
 
 @dataclass(frozen=True)
 class Verdict:
     status: str
     reason: str = ""
+    not_ready: bool = False  # the runtime failed a readiness check (counts toward a warning)
+
+
+def _readiness_verdict(agent: Agent) -> Verdict:
+    readiness = gateway_readiness(agent)
+    if readiness.ready:
+        return Verdict(Status.RUNNING)
+    detail = "; ".join(readiness.failing) or "it reports not ready"
+    return Verdict(Status.WARNING, f"The runtime is not ready: {detail}", not_ready=True)
 
 
 def _observe(agent: Agent) -> Verdict | None:
     """What the agent's status should be now, or None when it cannot be told (engine down)."""
     if agent.is_external:
-        healthy = gateway_health(agent)
-        return Verdict(Status.RUNNING) if healthy else Verdict(Status.WARNING, "The gateway does not answer /health.")
+        return _readiness_verdict(agent)
     try:
         live = backend_of(agent).inspect(agent)
     except BackendError as exc:
@@ -51,9 +66,7 @@ def _observe(agent: Agent) -> Verdict | None:
         if live.exit_code:
             return Verdict(Status.ERROR, f"The container exited with code {live.exit_code}.")
         return Verdict(Status.STOPPED, "The container exited.")
-    if not gateway_health(agent):
-        return Verdict(Status.WARNING, "The container runs but its gateway does not answer /health.")
-    return Verdict(Status.RUNNING)
+    return _readiness_verdict(agent)
 
 
 def _observe_safely(agent: Agent) -> Verdict | None:
@@ -68,10 +81,29 @@ _EVENT_OF = {Status.RUNNING: "agent.running", Status.WARNING: "agent.warning",
              Status.ERROR: "agent.error", Status.STOPPED: "agent.stopped"}
 
 
+def _count_failed_check(agent: Agent, verdict: Verdict) -> Verdict | None:
+    """A failed readiness check: counted; a warning only from the second one in a row."""
+    Agent.objects.filter(pk=agent.pk).update(readiness_failures=F("readiness_failures") + 1)
+    failures = agent.readiness_failures + 1
+    if failures < FAILED_CHECKS_FOR_WARNING and agent.status == Status.RUNNING:
+        return None
+    return verdict
+
+
 def _apply(agent: Agent, verdict: Verdict) -> bool:
+    if verdict.not_ready:
+        verdict = _count_failed_check(agent, verdict)
+        if verdict is None:
+            return False
+    elif agent.readiness_failures:
+        Agent.objects.filter(pk=agent.pk).update(readiness_failures=0)
     if verdict.status == agent.status:
+        if verdict.reason and verdict.reason != agent.last_error:  # the reason changed while warning
+            Agent.objects.filter(pk=agent.pk, status=agent.status).update(last_error=verdict.reason[:2000])
         return False
-    fields = {"last_error": verdict.reason} if verdict.status == Status.ERROR else {}
+    fields = {"last_error": verdict.reason[:2000]}
+    if verdict.status == Status.RUNNING:
+        fields["readiness_failures"] = 0
     if not status_swap(agent.pk, observed=agent.status, new=verdict.status, **fields):
         return False
     previous, agent.status = agent.status, verdict.status
@@ -86,12 +118,14 @@ def agents_monitor() -> dict[str, int]:
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         verdicts = list(pool.map(_observe_safely, agents))
     changed = unknown = 0
-    for agent, verdict in zip(agents, verdicts):
+    for agent, verdict in zip(agents, verdicts, strict=True):
         if verdict is None:
             unknown += 1
             continue
         try:
             changed += _apply(agent, verdict)
+            if agent.last_handshake_at is None and agent.status == Status.RUNNING:
+                agent_handshake(agent=agent)
         except Exception:
             logger.exception("Monitoring could not record the state of agent %s", agent.pk)
     return {"checked": len(agents), "changed": changed, "unknown": unknown}

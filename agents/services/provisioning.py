@@ -1,4 +1,4 @@
-"""The provisioning job's logic: queued -> deploying -> workload created -> healthy -> running.
+"""The provisioning job's logic: queued -> deploying -> workload created -> ready -> running.
 
 Guards that make the job safe to run twice (acks_late redelivery, retries):
 - the claim is a compare-and-swap queued -> deploying; a job finding `deploying` is a
@@ -23,10 +23,11 @@ from django.utils import timezone
 
 from ..backends.base import BackendError, Placement, RuntimeBackend
 from ..events import agent_event
-from ..gateway import gateway_health
+from ..gateway import gateway_readiness
 from ..models import Agent, Status
 from ..tokens import usage_token_digest, usage_token_for
 from .engine import backend_of
+from .handshake import agent_handshake
 from .transitions import status_swap
 from .workload import workload_spec_build
 
@@ -89,8 +90,9 @@ def _record_placement(backend: RuntimeBackend, agent: Agent, placement: Placemen
 
 
 def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
-    """Poll until the workload runs and its gateway answers /health; False if the job should
-    stop because the agent left `deploying`. ProvisioningFailed when it cannot come up."""
+    """Poll until the workload runs and its runtime is ready (OpenClaw /readyz, Hermes's
+    gateway); False if the job should stop because the agent left `deploying`.
+    ProvisioningFailed when it cannot come up in AGENT_READY_TIMEOUT_SECONDS."""
     timeout = float(settings.AGENT_READY_TIMEOUT_SECONDS)
     deadline = time.monotonic() + timeout
     last_seen = "not inspected yet"
@@ -109,11 +111,15 @@ def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
             if live.crash_looping or live.status in TERMINAL_ENGINE_STATES:
                 code = f" with code {live.exit_code}" if live.exit_code is not None else ""
                 raise ProvisioningFailed(f"The runtime's container stopped{code} while starting ({live.status}).")
-            if live.running and gateway_health(agent):
-                return True
-            last_seen = f"container {live.status}, gateway not answering /health"
+            if live.running:
+                readiness = gateway_readiness(agent, allow_starting=True)
+                if readiness.ready:
+                    return True
+                last_seen = f"container {live.status}, runtime not ready: {'; '.join(readiness.failing) or 'starting'}"
+            else:
+                last_seen = f"container {live.status}"
         if time.monotonic() >= deadline:
-            raise ProvisioningFailed(f"The runtime did not become healthy within {timeout:g} s ({last_seen}).")
+            raise ProvisioningFailed(f"The runtime did not become ready within {timeout:g} s ({last_seen}).")
         time.sleep(POLL_SECONDS)
 
 
@@ -141,6 +147,7 @@ def agent_provision(*, agent_id) -> None:
         if not _record_placement(backend, agent, placement):
             return
         if _wait_until_up(backend, agent):
+            agent_handshake(agent=agent)  # records the runtime's version; a refused token ends in error
             _mark_running(backend, agent)
     except BackendError as exc:
         if exc.transient:

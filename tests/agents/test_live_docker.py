@@ -76,15 +76,6 @@ def test_deploy_reaches_running_with_a_real_container(client, live, docker_engin
     assert gateway["url"].startswith("http://") and str(agent.gateway_host_port) in gateway["url"]
 
 
-def test_a_hermes_agent_gets_the_hermes_variables(client, live, docker_engine):
-    agent = deploy_and_wait(client, live, runtime_family="hermes")
-
-    env = _env(docker_engine.containers.get(agent.container_id))
-    assert env["API_SERVER_KEY"] == agent.gateway_token
-    assert env["API_SERVER_PORT"] == str(agent.gateway_host_port)
-    assert "OPENCLAW_GATEWAY_TOKEN" not in env
-
-
 def test_lifecycle_actions_really_change_the_container(client, live, docker_engine):
     agent = deploy_and_wait(client, live)
     url = f"/api/agents/{agent.id}"

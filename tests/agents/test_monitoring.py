@@ -44,17 +44,35 @@ def test_a_healthy_agent_stays_running(running_agent):
     assert Agent.objects.get(pk=running_agent.pk).status == "running"
 
 
-def test_a_failing_health_check_means_warning_and_recovery_means_running(running_agent, docker_engine):
+def test_two_failed_readiness_checks_mean_warning_and_ready_again_means_running(running_agent, docker_engine):
     container = _container(docker_engine, running_agent)
-    container.exec_run(["rm", "/www/health"])
+    container.exec_run(["rm", "/www/readyz"])
 
     agents_monitor()
-    assert Agent.objects.get(pk=running_agent.pk).status == "warning"
-
-    container.exec_run(["sh", "-c", "echo ok > /www/health"])
+    assert Agent.objects.get(pk=running_agent.pk).status == "running"  # one slow answer is not a warning
     agents_monitor()
-    assert Agent.objects.get(pk=running_agent.pk).status == "running"
+    agent = Agent.objects.get(pk=running_agent.pk)
+    assert agent.status == "warning"
+    assert agent.last_error.startswith("The runtime is not ready")
+
+    container.exec_run(["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
+    agents_monitor()
+    agent = Agent.objects.get(pk=running_agent.pk)
+    assert (agent.status, agent.last_error, agent.readiness_failures) == ("running", "", 0)
     assert _kinds(running_agent)[-2:] == ["agent.warning", "agent.running"]
+
+
+def test_a_failed_check_between_good_ones_is_forgotten(running_agent, docker_engine):
+    container = _container(docker_engine, running_agent)
+    container.exec_run(["rm", "/www/readyz"])
+    agents_monitor()
+    container.exec_run(["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
+    agents_monitor()
+    container.exec_run(["rm", "/www/readyz"])
+
+    agents_monitor()
+
+    assert Agent.objects.get(pk=running_agent.pk).status == "running"
 
 
 def test_a_clean_exit_means_stopped(running_agent, docker_engine):
@@ -116,7 +134,7 @@ def test_a_status_changed_meanwhile_wins_over_the_sweep(db):
     assert not Event.objects.filter(agent_id=observed.pk).exists()
 
 
-def test_adopted_agents_are_judged_by_their_gateway_health(db, settings, http_receiver):
+def test_adopted_agents_are_judged_by_their_runtimes_readiness(db, settings, http_receiver):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     agent = AgentFactory(
         status="running", is_external=True, deploy_target="external", execution_target_id="external",
@@ -125,9 +143,11 @@ def test_adopted_agents_are_judged_by_their_gateway_health(db, settings, http_re
     http_receiver.respond_with(503)
 
     agents_monitor()
+    agents_monitor()
     assert Agent.objects.get(pk=agent.pk).status == "warning"
-    assert http_receiver.requests[-1].path == "/health"
+    assert http_receiver.requests[-1].path == "/readyz"
 
+    http_receiver.route("/readyz", (200, {"ready": True, "failing": []}))
     http_receiver.respond_with(200)
     agents_monitor()
     assert Agent.objects.get(pk=agent.pk).status == "running"
@@ -140,6 +160,7 @@ def test_adopted_agents_with_a_weak_stored_token_fail_closed(db, settings, http_
         container_id="", gateway_url=http_receiver.url, gateway_token="a" * 40,
     )
 
+    agents_monitor()
     agents_monitor()
 
     assert Agent.objects.get(pk=agent.pk).status == "warning"

@@ -32,7 +32,7 @@ def test_a_workload_that_cannot_come_up_ends_in_error_with_a_reason(queued_agent
     agent = Agent.objects.get(pk=queued_agent.pk)
     assert agent.status == "error"
     assert agent.last_error.startswith(
-        ("The container engine refused the workload", "The runtime did not become healthy within 3 s")
+        ("The container engine refused the workload", "The runtime did not become ready within 3 s")
     ), agent.last_error
     event = Event.objects.get(agent_id=agent.pk, kind="agent.error")
     assert event.data["reason"] == agent.last_error
