@@ -6,6 +6,9 @@ comes first; a pull adds only what the runtime counts beyond it, as one event wh
 names the cumulative figures it brings the record up to. So a repeated pull finds nothing new,
 two pulls at once insert the same event once (the (agent, request_id) key), and a call that was
 both pushed and counted by the runtime is counted once.
+
+`usage_pull` asks the agent's gateway and records the answer; the 5-minute sweep over every
+serving agent is agents.usage.sweep.
 """
 
 from __future__ import annotations
@@ -13,19 +16,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import Sum
 from django.utils import timezone
 
-from ..gateway import UsageRow
+from ..gateway import UsageRow, gateway_for
 from ..models import Agent, UsageDaily
 from .money import MICROS_PER_USD
 from .services import usage_ingest
 from .validation import STRING_LIMITS, UsageInput
 
 UNKNOWN = "unknown"
+# Today and the two days before: a day's figures may still grow after midnight (a run that
+# spans it, a runtime that settles late), and a pull missed for a while still lands on its day.
+PULL_DAYS_BACK = 2
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,19 @@ class _Figure:
 class PullResult:
     pulled: int  # keys that brought new usage
     unchanged: int  # keys the record already covered
+
+
+def pull_since(now: datetime) -> date:
+    return now.astimezone(UTC).date() - timedelta(days=PULL_DAYS_BACK)
+
+
+def usage_pull(*, agent: Agent, now: datetime | None = None) -> PullResult:
+    """Pull the agent's figures from its runtime now. AgentNotRunning (409) unless it serves;
+    the gateway's errors (502 unreachable or refused) as they come."""
+    now = now or timezone.now()
+    usage = gateway_for(agent).usage(since=pull_since(now))
+    # An incomplete answer (OpenClaw still settling) only counts less: the next pull adds the rest.
+    return usage_pull_record(agent=agent, figures=usage.rows, now=now)
 
 
 def usage_pull_record(*, agent: Agent, figures: Iterable[UsageRow], now: datetime | None = None) -> PullResult:
