@@ -4,6 +4,7 @@ from fleet.periodic import PeriodicJob
 
 from .budgets.periodic import BUDGET_PERIODIC_TASKS
 from .stats.periodic import STATS_PERIODIC_TASKS
+from .usage.periodic import USAGE_PERIODIC_TASKS
 
 
 class AgentsConfig(AppConfig):
@@ -17,8 +18,9 @@ class AgentsConfig(AppConfig):
             every_seconds=30,
             expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
         ),
-    ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS
+    ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
+        from .usage import tasks as usage_tasks  # noqa: F401 - registers the usage pull

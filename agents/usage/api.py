@@ -1,4 +1,5 @@
-"""POST /agents/:id/usage (the agent's ingest token, or agents:write) and GET /workspaces/cost."""
+"""POST /agents/:id/usage (the agent's ingest token, or agents:write), POST /agents/:id/usage/pull
+(editors; agents:write) and GET /workspaces/cost."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from workspaces.roles import Scope
 from ..api.access import AgentOperator
 from .authentication import AgentCredential, AgentTokenAuthentication
 from .cost import workspace_cost_report
-from .serializers import CostReportOut, UsageIngestOut
+from .pull import usage_pull
+from .serializers import CostReportOut, UsageIngestOut, UsagePullOut
 from .services import usage_ingest
 from .validation import usage_events_parse
 from .window import DEFAULT_DAYS, cost_window_from_query
@@ -47,6 +49,21 @@ class AgentUsageApi(ApiView):
     def post(self, request, agent_id):
         result = usage_ingest(agent=request.reporting_agent, events=usage_events_parse(request.data))
         return Response(UsageIngestOut(result).data)
+
+
+class AgentUsagePullApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(
+        summary="Pull token usage from the agent's runtime now",
+        description="Records the runtime's cumulative figures of today and the two days before, beyond "
+                    "what was already recorded (pushed events first), so nothing is counted twice. "
+                    "409 agent_not_running unless the agent runs; 502 when its gateway fails.",
+        request=None,
+        responses=UsagePullOut,
+    )
+    def post(self, request, agent_id):
+        return Response(UsagePullOut(usage_pull(agent=request.agent_access.agent)).data)
 
 
 class WorkspaceCostApi(ApiView):

@@ -1,6 +1,6 @@
 """Output shapes of the usage routes.
 
-UsageIngestOut writes its body. The cost report does not go through its serializers: shaped by
+UsageIngestOut and UsagePullOut write their bodies. The cost report does not go through its serializers: shaped by
 them, a report of 1,000 agents costs about 50 ms more (DESIGN.md section 9 allows 200 ms for all
 of it), so agents.usage.cost builds the dicts itself and CostReportOut documents them; a test
 proves that CostReportOut writes a report into the same bytes (tests/agents/usage/test_usage_bodies.py).
@@ -18,6 +18,14 @@ class UsageIngestOut(serializers.Serializer):
 
     accepted = IntegerField()
     duplicates = IntegerField()
+
+
+class UsagePullOut(serializers.Serializer):
+    """Per (UTC day, provider, model) the runtime reported: how many brought new usage, how many
+    the record already covered."""
+
+    pulled = IntegerField()
+    unchanged = IntegerField()
 
 
 class ModelCostOut(serializers.Serializer):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from decimal import Decimal
-
 import pytest
 
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
-from agents.usage.pull import RuntimeUsage, usage_pull_record
+from agents.gateway import UsageRow
+from agents.usage.pull import usage_pull_record
 from tests.factories.agents import AgentFactory
 
 from agents.usage.services import usage_ingest
@@ -23,8 +22,8 @@ TODAY = NOW.date()
 
 
 def figure(tokens_in=1000, tokens_out=500, *, cost=None, day=TODAY, model="gpt-4o", provider="openai"):
-    return RuntimeUsage(day=day, provider=provider, model=model, input_tokens=tokens_in,
-                        output_tokens=tokens_out, cost_usd=None if cost is None else Decimal(str(cost)))
+    return UsageRow(day=day, provider=provider, model=model, input_tokens=tokens_in, output_tokens=tokens_out,
+                    cost_usd=cost)
 
 
 def totals(agent) -> tuple[int, int, int]:
@@ -35,7 +34,7 @@ def totals(agent) -> tuple[int, int, int]:
 def test_a_first_pull_records_what_the_runtime_counted():
     agent = AgentFactory()
 
-    result = usage_pull_record(agent=agent, figures=[figure(cost="0.25")], now=NOW)
+    result = usage_pull_record(agent=agent, figures=[figure(cost=0.25)], now=NOW)
 
     assert (result.pulled, result.unchanged) == (1, 0)
     assert totals(agent) == (1000, 500, 250_000)
@@ -45,9 +44,9 @@ def test_a_first_pull_records_what_the_runtime_counted():
 
 def test_a_repeated_pull_changes_nothing():
     agent = AgentFactory()
-    usage_pull_record(agent=agent, figures=[figure(cost="0.25")], now=NOW)
+    usage_pull_record(agent=agent, figures=[figure(cost=0.25)], now=NOW)
 
-    again = usage_pull_record(agent=agent, figures=[figure(cost="0.25")], now=NOW)
+    again = usage_pull_record(agent=agent, figures=[figure(cost=0.25)], now=NOW)
 
     assert (again.pulled, again.unchanged) == (0, 1)
     assert totals(agent) == (1000, 500, 250_000)
@@ -56,9 +55,9 @@ def test_a_repeated_pull_changes_nothing():
 
 def test_a_later_pull_adds_only_the_growth():
     agent = AgentFactory()
-    usage_pull_record(agent=agent, figures=[figure(1000, 500, cost="0.25")], now=NOW)
+    usage_pull_record(agent=agent, figures=[figure(1000, 500, cost=0.25)], now=NOW)
 
-    usage_pull_record(agent=agent, figures=[figure(1600, 900, cost="0.40")], now=NOW)
+    usage_pull_record(agent=agent, figures=[figure(1600, 900, cost=0.40)], now=NOW)
 
     assert totals(agent) == (1600, 900, 400_000)
 
@@ -68,7 +67,7 @@ def test_events_pushed_for_the_same_calls_are_not_counted_again():
     pushed = event(input_tokens=700, output_tokens=300, cost_usd=0.1, occurred_at=NOW.isoformat())
     usage_ingest(agent=agent, events=usage_events_parse({"events": [pushed]}), now=NOW)
 
-    usage_pull_record(agent=agent, figures=[figure(1000, 500, cost="0.25")], now=NOW)
+    usage_pull_record(agent=agent, figures=[figure(1000, 500, cost=0.25)], now=NOW)
 
     assert totals(agent) == (1000, 500, 250_000)
 
