@@ -8,15 +8,15 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
-from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
+from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
 
 from . import services
 from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
-from .oauth import PROVIDERS, GITHUB, provider_identity
+from .oauth import GITHUB, PROVIDERS, provider_identity
 from .selectors import bootstrap_status
 from .serializers import BootstrapStatusOut, OAuthLoginOut, ProfileOut, SessionTokenOut, SignupOut, UserOut
 from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, SignupDailyThrottle

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jwt
 from django.conf import settings
@@ -14,7 +14,7 @@ COOKIE_PATH = "/"
 def session_cookie_set(response, *, token: str) -> None:
     """Set the cookie to `token`, expiring when the token does (7 days for a fresh one)."""
     expires_at = jwt.decode(token, options={"verify_signature": False})["exp"]
-    max_age = max(0, math.ceil(expires_at - datetime.now(timezone.utc).timestamp()))
+    max_age = max(0, math.ceil(expires_at - datetime.now(UTC).timestamp()))
     response.set_cookie(
         settings.SESSION_COOKIE_NAME_API,
         token,

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from social_django.models import UserSocialAuth
 
-from fleet.services import model_update
 from fleet.errors import Conflict, InvalidCredentials, InvalidRequest, SignupDisabled
+from fleet.services import model_update
 
 from .bot_protection import bot_protection_verify
 from .locks import registration_lock

@@ -21,6 +21,6 @@ class AgentsConfig(AppConfig):
     ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):
-        from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
+        from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .usage import tasks as usage_tasks  # noqa: F401 - registers the usage pull

@@ -18,8 +18,8 @@ from django.db import connection
 from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, F, Func, OuterRef, Q, QuerySet
 
 from fleet.api.fields import uuid_or_none
-from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from fleet.api.principal import Principal
+from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope, session_role

@@ -17,7 +17,6 @@ from workspaces.roles import Role, Scope
 from . import selectors, services
 from .serializers import AlertRuleInput, AlertRuleOutput, EventOutput, EventsQuery
 
-
 # agents:write includes reading (fleet.api.principal.IMPLIED_SCOPES).
 WorkspaceReader = WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ)
 WorkspaceAdmin = WorkspaceRole(Role.ADMIN, key_scope=Scope.AGENTS_WRITE)

@@ -36,10 +36,11 @@ def _workspaces(owner, agent_ids) -> None:
 
 
 def main() -> None:
+    from django.test import Client
+
     from accounts.tokens import session_token_issue
     from agents.usage.cost import workspace_cost_report
     from agents.usage.window import cost_window_from_query
-    from django.test import Client
     from fleet.api.principal import Principal
 
     owner, agent_ids = agents_create(AGENTS, owner_email="bench-cost@example.com")

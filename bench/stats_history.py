@@ -105,12 +105,13 @@ def main() -> None:
     if connection.vendor != "postgresql":
         print("  stats_history needs PostgreSQL (generate_series); skipped")
         return
+    from rest_framework.test import APIClient
+
     from accounts.tokens import session_token_issue
     from agents.stats.history import history_records
     from agents.stats.services import stats_purge
     from agents.stats.store import samples_insert
     from agents.stats.window import RANGES, Window
-    from rest_framework.test import APIClient
 
     owner, agents = _fleet()
     end = timezone.now().replace(microsecond=0)

@@ -26,7 +26,6 @@ import ipaddress
 import os
 import socket
 from functools import lru_cache
-from socket import timeout as SocketTimeout
 from urllib.parse import SplitResult, urlsplit
 
 import requests
@@ -271,7 +270,7 @@ class _GuardedConnectionMixin:
                     source_address=self.source_address,
                     socket_options=self.socket_options,
                 )
-            except SocketTimeout as exc:
+            except TimeoutError as exc:
                 error = ConnectTimeoutError(self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})")
                 error.__cause__ = exc
             except OSError as exc:

@@ -31,9 +31,9 @@ from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from rest_framework.permissions import BasePermission
 
 from fleet.api.fields import uuid_or_none
-from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 from fleet.api.permissions import principal_of, require_scope
 from fleet.api.principal import Principal
+from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 
 from .models import Membership, Workspace
 from .roles import Role, role_of_key, session_role

@@ -16,7 +16,7 @@ class Role(IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, value: str) -> "Role":
+    def parse(cls, value: str) -> Role:
         return cls[value.upper()]
 
     @classmethod
@@ -24,7 +24,7 @@ class Role(IntEnum):
         return [(r.label, r.label.capitalize()) for r in cls]
 
     @classmethod
-    def grantable(cls) -> tuple["Role", ...]:
+    def grantable(cls) -> tuple[Role, ...]:
         """Roles a member can be given; `owner` belongs to the creator and is never granted."""
         return (cls.VIEWER, cls.EDITOR, cls.ADMIN)
 
@@ -36,7 +36,7 @@ class Scope:
     ALL = (AGENTS_READ, AGENTS_WRITE, WORKSPACES_READ)
 
 
-def session_role(principal, member_role: "Role | None") -> "Role | None":
+def session_role(principal, member_role: Role | None) -> Role | None:
     """A session's role from its membership; a platform admin acts with at least `admin`
     everywhere (never `owner`: only the creator is), member or not."""
     if principal.is_platform_admin:

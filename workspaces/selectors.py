@@ -8,8 +8,8 @@ from uuid import UUID
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from fleet.errors import NotFound
 from fleet.api.principal import Principal
+from fleet.errors import NotFound
 
 from .access import workspace_roles, workspaces_visible_to
 from .models import ApiKey, Membership, Workspace

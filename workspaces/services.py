@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from fleet.services import model_update
 from fleet.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from fleet.services import model_update
 
 from .keys import api_key_digest, api_key_generate, api_key_prefix
 from .models import ApiKey, Membership, Workspace

@@ -17,7 +17,6 @@ from ..services.deploy import agent_deploy
 from ..services.selection import DeployRequest
 from .serializers import AgentDeployOut, AgentListItemOut, AgentOut
 
-
 LIST_SCOPES = ("accessible", "owned")
 
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-
 # What every backend marks a workload with, and where a runtime listens inside its workload.
 LABEL_AGENT_ID = "fleet.agent_id"
 LABEL_MANAGED = "fleet.managed"

@@ -15,7 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from agents.backends.base import StatsSnapshot
 
@@ -194,7 +194,7 @@ def snapshot_from_stats(
     """The spec's stats snapshot from one `GET /containers/:id/stats?stream=false` payload.
     `cpu`: the CPU % worked out against an earlier reading (one-shot payloads carry no
     precpu_stats); without it, from the payload's own two samples."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     used = memory_usage_bytes(stats)
     limit = (stats.get("memory_stats") or {}).get("limit", 0)
     rx, tx = network_bytes(stats)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 
 from . import http
 from .base import ChannelState, ChatReply, Handshake, Readiness, RuntimeGateway, Usage, UsageRow
@@ -30,11 +30,11 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
 def _epoch_day(value) -> date | None:
     if not isinstance(value, (int, float)):
         return None
-    return datetime.fromtimestamp(value, tz=timezone.utc).date()
+    return datetime.fromtimestamp(value, tz=UTC).date()
 
 
 def _start_of(day: date) -> float:
-    return datetime.combine(day, time.min, tzinfo=timezone.utc).timestamp()
+    return datetime.combine(day, time.min, tzinfo=UTC).timestamp()
 
 
 def session_id_for(conversation: str) -> str:

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
 from django.db import connections
@@ -199,7 +199,7 @@ class OpenClawGateway(RuntimeGateway):
     # -- runs and usage ------------------------------------------------------------------------
     def usage(self, since: date) -> Usage:
         """Per (UTC day, provider, model) from `since` to today, one sessions.usage per day."""
-        today = datetime.now(timezone.utc).date()
+        today = datetime.now(UTC).date()
         days = [since + timedelta(days=n) for n in range((today - since).days + 1)][-USAGE_MAX_DAYS:]
 
         async def work(connection: OpenClawConnection) -> Usage:

@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db import transaction
 
 from fleet import netsafety
-from fleet.errors import ValidationFailed
 from fleet.api.principal import Principal
+from fleet.errors import ValidationFailed
 
 from ..backends.base import GATEWAY_PORT
 from ..events import agent_event

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from fleet.services import model_update
 from fleet.errors import NotFound
+from fleet.services import model_update
 from workspaces.models import Workspace
 
 from ..models import Agent, WorkspaceAgent

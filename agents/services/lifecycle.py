@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from fleet.errors import Conflict, FleetError, DaemonUnreachable, InvalidState, NoContainer, NoContainerToInspect, NotFound
+from fleet.errors import (
+    Conflict,
+    DaemonUnreachable,
+    FleetError,
+    InvalidState,
+    NoContainer,
+    NoContainerToInspect,
+    NotFound,
+)
 
 from ..backends.base import BackendError
 from ..events import agent_event

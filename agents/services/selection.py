@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from fleet.errors import SessionRequired, ValidationFailed
 from fleet.api.principal import Principal
+from fleet.errors import SessionRequired, ValidationFailed
 
 from ..backends import registry
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile

@@ -17,14 +17,13 @@ from uuid import UUID
 
 from django.db import connection
 
-from fleet.api.permissions import require_scope
 from fleet.api.principal import Principal
 from workspaces.access import workspaces_visible_to
-from workspaces.roles import Scope
 
 from ..models import Agent, UsageDaily, WorkspaceAgent
 from .money import micros_to_usd
 from .window import CostWindow
+
 
 def _tables() -> dict[str, str]:
     q = connection.ops.quote_name

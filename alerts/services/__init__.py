@@ -8,8 +8,8 @@ from .delivery import (
     delivery_claim,
     delivery_resend,
 )
-from .enqueue import deliveries_enqueue_on_commit, deliveries_publish
 from .dispatch import deliveries_dispatch, dispatch_request
+from .enqueue import deliveries_enqueue_on_commit, deliveries_publish
 from .fanout import deliveries_create, event_fan_out
 from .rules import alert_rule_create, alert_rule_delete, alert_rule_test, alert_rule_update
 

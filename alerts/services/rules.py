@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from fleet import events
-from fleet.services import model_update
 from fleet.errors import ValidationFailed
+from fleet.services import model_update
 
 from ..channel_config import ChannelSpec
 from ..models import AlertChannel, AlertRule

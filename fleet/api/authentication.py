@@ -10,13 +10,14 @@ FLEET_API_KEY_VERIFIER), so the kernel imports no app.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 from rest_framework.authentication import BaseAuthentication
 
 from fleet.errors import ConflictingAuth, InvalidCredentials
+
 from .principal import Principal
 
 API_KEY_HEADERS = ("HTTP_X_API_KEY", "HTTP_X_SERVICE_API_KEY")
@@ -51,7 +52,7 @@ def read_credential(request) -> Credential | None:
     return Credential("session", cookie) if cookie else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _verifier(setting_name: str):
     return import_string(getattr(settings, setting_name))
 

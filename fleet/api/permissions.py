@@ -8,6 +8,7 @@ from __future__ import annotations
 from rest_framework.permissions import BasePermission
 
 from fleet.errors import Forbidden, MissingScope, NotAuthenticated, SessionRequired
+
 from .principal import Principal
 
 

@@ -71,7 +71,7 @@ class PublicRouteAuthentication(BaseAuthentication):
             read_credential(request)
         except InvalidCredentials:  # a malformed Authorization header is simply ignored here
             pass
-        return None
+        return
 
 
 class PublicRouteSchema(OpenApiAuthenticationExtension):

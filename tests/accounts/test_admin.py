@@ -3,7 +3,7 @@ import base64
 import pytest
 
 from accounts.models import User
-from tests.factories.accounts import AdminFactory, DEFAULT_PASSWORD, UserFactory
+from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,9 @@ import json
 
 import pytest
 from django.core.cache import cache
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from tests.factories.accounts import UserFactory
 from tests.support import client_for

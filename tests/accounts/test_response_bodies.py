@@ -7,8 +7,8 @@ import pytest
 from accounts.models import User
 from accounts.tokens import user_from_session_token
 from tests.bodies import assert_body
-from tests.support import client_for
 from tests.factories.accounts import DEFAULT_PASSWORD, UserFactory
+from tests.support import client_for
 
 from .test_oauth_login import GOOD, github, oauth  # noqa: F401 - fixtures of the fake GitHub
 

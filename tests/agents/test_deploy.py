@@ -5,12 +5,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
-from agents.tasks import provision_agent
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent, WorkspaceAgent
+from agents.tasks import provision_agent
 from fleet.models import Event
 from tests.factories.agents import AgentFactory
 

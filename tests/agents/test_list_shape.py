@@ -10,7 +10,6 @@ from agents.selectors import LIST_KEYS, agent_list
 from fleet.api.principal import Principal
 from fleet.api.renderers import dumps
 
-
 pytestmark = pytest.mark.django_db
 
 

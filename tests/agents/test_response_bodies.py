@@ -11,7 +11,6 @@ from agents.models import Agent
 from tests.bodies import assert_body
 from tests.factories.agents import AgentFactory, place_on_engine
 
-
 pytestmark = pytest.mark.django_db
 
 

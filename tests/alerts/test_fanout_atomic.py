@@ -39,11 +39,10 @@ def test_the_deliveries_are_made_in_the_emitters_transaction_and_sent_after_its_
 def test_a_rolled_back_emit_leaves_no_event_no_delivery_and_sends_nothing(
     tenancy, rules, published, smtp_server, transactional_db
 ):
-    with pytest.raises(RuntimeError):
-        with transaction.atomic():
-            events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
-            assert Delivery.objects.count() == 2
-            raise RuntimeError("the operation failed")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+        assert Delivery.objects.count() == 2
+        raise RuntimeError("the operation failed")
 
     assert not Event.objects.exists() and not Delivery.objects.exists()
     assert published.dispatches == 0
@@ -57,11 +56,10 @@ def test_a_failing_fan_out_is_logged_and_the_emitters_transaction_carries_on(
     # abort the emitter's whole transaction on PostgreSQL.
     monkeypatch.setattr(fanout_insert, "_NEW_ID", dict.fromkeys(fanout_insert._NEW_ID, "no_such_function()"))
 
-    with caplog.at_level(logging.ERROR, logger="fleet.events"):
-        with transaction.atomic():
-            event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
-            tenancy.workspace.name = "renamed after the emit"
-            tenancy.workspace.save(update_fields=["name"])
+    with caplog.at_level(logging.ERROR, logger="fleet.events"), transaction.atomic():
+        event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+        tenancy.workspace.name = "renamed after the emit"
+        tenancy.workspace.save(update_fields=["name"])
 
     assert "no_such_function" in caplog.text
     assert Event.objects.filter(pk=event.pk).exists()

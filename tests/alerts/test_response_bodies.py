@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories.alerts import make_rule, webhook
 from tests.bodies import assert_body
+from tests.factories.alerts import make_rule, webhook
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db

@@ -5,10 +5,10 @@ from django.urls import include, path, re_path
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from fleet.errors import Conflict
 from fleet.api.permissions import IsAuthenticated
 from fleet.api.throttling import IPRateThrottle
 from fleet.api.views import PUBLIC, ApiView
+from fleet.errors import Conflict
 from fleet.views import api_not_found
 
 

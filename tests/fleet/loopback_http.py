@@ -93,7 +93,7 @@ def _self_signed_localhost(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for the name "localhost" only (not its IP)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)

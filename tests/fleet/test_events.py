@@ -56,10 +56,9 @@ def test_subscribers_run_only_after_the_transaction_commits(transactional_db, re
 
 
 def test_a_rolled_back_emit_dispatches_nothing_and_stores_nothing(transactional_db, received):
-    with pytest.raises(RuntimeError):
-        with transaction.atomic():
-            events.emit("agent.started")
-            raise RuntimeError("the operation failed")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events.emit("agent.started")
+        raise RuntimeError("the operation failed")
     assert received == []
     assert Event.objects.count() == 0
 
@@ -163,10 +162,9 @@ def test_a_rollback_of_the_emitters_transaction_undoes_the_subscribers_work_and_
         echo(event)
         transaction.on_commit(lambda: after_commit.append(event.pk))
 
-    with pytest.raises(RuntimeError):
-        with transaction.atomic():
-            events.emit("agent.started")
-            raise RuntimeError("the operation failed")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events.emit("agent.started")
+        raise RuntimeError("the operation failed")
 
     assert Event.objects.count() == 0
     assert after_commit == [] and received == []
@@ -189,10 +187,9 @@ def test_a_failing_in_transaction_subscriber_rolls_back_only_its_own_work(
         echo(event)
         transaction.on_commit(lambda: deferred.append("healthy"))
 
-    with caplog.at_level(logging.ERROR, logger="fleet.events"):
-        with transaction.atomic():
-            event = events.emit("agent.error")
-            Event.objects.create(kind="after.emit", occurred_at=event.occurred_at)  # the transaction still works
+    with caplog.at_level(logging.ERROR, logger="fleet.events"), transaction.atomic():
+        event = events.emit("agent.error")
+        Event.objects.create(kind="after.emit", occurred_at=event.occurred_at)  # the transaction still works
 
     assert "no_such_table" in caplog.text and "broken" in caplog.text
     assert echoes() == [str(event.pk)]  # the healthy subscriber's row alone

@@ -1,7 +1,6 @@
 import pytest
 from prometheus_client import REGISTRY
 
-
 pytestmark = pytest.mark.django_db
 
 

@@ -92,9 +92,10 @@ def test_it_leaves_undecryptable_values_alone_and_fails_at_the_end(notes_under_o
 
 def test_it_never_overwrites_a_value_changed_since_it_was_read(notes_under_old_key):
     # The conditional update is what protects a concurrent edit: simulate the race on one row.
-    from fleet.management.commands.rotate_encryption_key import RAW, Command, FieldReport
     from django.db.models import TextField
     from django.db.models.functions import Cast
+
+    from fleet.management.commands.rotate_encryption_key import RAW, Command, FieldReport
 
     model = notes_under_old_key
     note = model.objects.get(title="n1")

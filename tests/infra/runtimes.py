@@ -34,8 +34,8 @@ from docker import errors as docker_errors
 
 from agents.gateway import Endpoint, OpenClawGateway, family_of
 from agents.gateway.device import DeviceIdentity
-from tests.support import need_service
 from tests.infra.docker import SESSION_ID, SESSION_LABEL
+from tests.support import need_service
 
 OPENCLAW_IMAGE = "fleet/openclaw:2026.9.6"
 HERMES_IMAGE = "fleet/hermes:0.19.0"

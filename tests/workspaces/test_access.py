@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory, force_authenticate
 from rest_framework.views import APIView
 
-from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 from fleet.api.principal import API_KEY, Principal
+from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member
 from workspaces.access import (

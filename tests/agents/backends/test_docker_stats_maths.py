@@ -5,7 +5,7 @@ containers have no interfaces); stats_cgroup_v2.json has the shape a cgroup v2 e
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from agents.backends.docker_stats import docker_time_ns, parse_docker_time, snap
 
 PAYLOADS = Path(__file__).parent / "payloads"
 MB = 1024 * 1024
-NOW = datetime(2026, 11, 22, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
 
 
 def payload(name: str) -> dict:
@@ -88,7 +88,7 @@ def test_a_stopped_container_with_only_a_limit_reports_zeros():
 
 def test_docker_timestamps_parse_with_nanoseconds_and_the_zero_time_is_none():
     parsed = parse_docker_time("2026-11-22T06:48:03.217434449Z")
-    assert parsed == datetime(2026, 11, 22, 6, 48, 3, 217434, tzinfo=timezone.utc)
+    assert parsed == datetime(2026, 11, 22, 6, 48, 3, 217434, tzinfo=UTC)
     assert parse_docker_time("0001-01-01T00:00:00Z") is None
     assert parse_docker_time("") is None
 

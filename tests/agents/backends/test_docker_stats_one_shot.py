@@ -8,7 +8,7 @@ shape a cgroup v2 engine sends, ten seconds apart. One-shot payloads carry no pr
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from agents.backends.docker_stats import (
 from tests.support import run_in_threads
 
 PAYLOADS = Path(__file__).parent / "payloads"
-NOW = datetime(2026, 11, 22, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
 SECOND = 1_000_000_000
 
 

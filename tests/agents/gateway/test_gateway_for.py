@@ -33,7 +33,7 @@ def _adopted(url: str, *, family: str = "hermes", token: str | None = None, **fi
 
 
 def test_one_implementation_per_family():
-    assert IMPLEMENTATIONS == {"openclaw": OpenClawGateway, "hermes": HermesGateway}
+    assert {"openclaw": OpenClawGateway, "hermes": HermesGateway} == IMPLEMENTATIONS
     assert isinstance(gateway_for(AgentFactory(runtime_family="hermes", gateway_token="t" * 43)), HermesGateway)
 
 

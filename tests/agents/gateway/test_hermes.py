@@ -4,7 +4,7 @@ and `manage.py gateway_call`, which calls it by hand."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import StringIO
 
 import pytest
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.runtime, pytest.mark.django_db]
 
 
 def _today():
-    return datetime.now(timezone.utc).date()
+    return datetime.now(UTC).date()
 
 
 def test_health_handshake_and_readiness(hermes_runtime):

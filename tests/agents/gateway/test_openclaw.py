@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.runtime, pytest.mark.django_db]
 
 
 def _today():
-    return datetime.now(timezone.utc).date()
+    return datetime.now(UTC).date()
 
 
 def _raw_call(gateway: OpenClawGateway, scopes: list[str], method: str, params: dict | None = None):

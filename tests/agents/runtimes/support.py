@@ -14,8 +14,8 @@ from agents.backends.docker import DockerBackend, state_volume_name
 from agents.images.build import built_digest
 from agents.images.catalog import RECIPES
 from tests.agents.backends.support import FakeAgent, spec_for
-from tests.support import need_service
 from tests.infra.docker import SESSION_ID, SESSION_LABEL
+from tests.support import need_service
 
 IMAGE_VARIABLES = {"openclaw": "FLEET_TEST_OPENCLAW_IMAGE", "hermes": "FLEET_TEST_HERMES_IMAGE"}
 TOKEN_VARIABLES = {"openclaw": "OPENCLAW_GATEWAY_TOKEN", "hermes": "API_SERVER_KEY"}

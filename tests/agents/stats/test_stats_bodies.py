@@ -13,8 +13,6 @@ from agents.stats.window import Window
 from tests.bodies import assert_body
 from tests.factories.agents import make_samples, place_on_engine
 
-
-
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+
 import pytest
 
-from agents.models import AgentSpendDay, UsageDaily, UsageEvent
 from agents.gateway import UsageRow
+from agents.models import AgentSpendDay, UsageDaily, UsageEvent
 from agents.usage.pull import usage_pull_record
-from tests.factories.agents import AgentFactory
-
 from agents.usage.services import usage_ingest
 from agents.usage.validation import usage_events_parse
+from tests.factories.agents import AgentFactory
 
 from .helpers import event
 

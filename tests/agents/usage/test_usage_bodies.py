@@ -14,9 +14,9 @@ from agents.usage.window import cost_window_from_query
 from fleet.api.principal import Principal
 from fleet.api.renderers import dumps
 from tests.bodies import assert_body
-from tests.support import client_for
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_member
+from tests.support import client_for
 
 from .helpers import event, spend
 
