@@ -34,7 +34,7 @@ from docker import errors as docker_errors
 
 from agents.gateway import Endpoint, OpenClawGateway, family_of
 from agents.gateway.device import DeviceIdentity
-from tests.conftest import need_service
+from tests.support import need_service
 from tests.infra.docker import SESSION_ID, SESSION_LABEL
 
 OPENCLAW_IMAGE = "fleet/openclaw:2026.9.6"
