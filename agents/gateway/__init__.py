@@ -3,6 +3,7 @@
     gateway = gateway_for(agent)          # RuntimeGateway of the agent's family
     gateway.handshake().version           # "2026.9.6"
     gateway.config_patch({"channels": {...}})
+    register_listener_hook(...)           # events of held connections (hooks.py, listener/)
 
 Nothing outside this package knows a runtime's wire format: `gateway_for` picks the family's
 implementation from one table, and every failure is a fleet.errors family (errors.py).
@@ -35,6 +36,7 @@ from .errors import (
 )
 from .families import FAMILIES, Family, family_of
 from .hermes import HermesGateway
+from .hooks import ListenerHook, listener_hooks, register_listener_hook, unregister_listener_hook
 from .openclaw import OpenClawGateway
 
 logger = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ __all__ = [
     "GatewayUnsupported",
     "Handshake",
     "HermesGateway",
+    "ListenerHook",
     "OpenClawGateway",
     "Readiness",
     "RuntimeGateway",
@@ -86,4 +89,7 @@ __all__ = [
     "gateway_for",
     "gateway_health",
     "gateway_public_host",
+    "listener_hooks",
+    "register_listener_hook",
+    "unregister_listener_hook",
 ]
