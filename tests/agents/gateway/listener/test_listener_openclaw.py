@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from django.core.management import call_command
 
 from agents.gateway import gateway_for, register_listener_hook
 from agents.gateway.listener import Backoff, Shard, Supervisor, last_event
@@ -120,6 +121,17 @@ def test_an_agent_that_stops_running_is_let_go_within_one_refresh(openclaw_runti
 
         assert time.monotonic() - stopped_at < 1.8  # one refresh interval, plus the close
         assert connection.closed
+
+
+def test_the_command_once_connects_each_wanted_agent_reports_and_exits(openclaw_runtime, calls, capsys):
+    agent = openclaw_runtime.agent(name="held-once")
+    openclaw_runtime.agent(name="other-once")
+    _want_held(calls)
+
+    call_command("gateway_listener", "--once")
+
+    assert capsys.readouterr().out.splitlines() == ["shard 0/1: wanted 1, connected 1"]
+    assert last_event(agent.pk)[1] == "hello"
 
 
 def test_a_refused_token_is_logged_once_without_the_token_and_retried_only_after_the_long_wait(
