@@ -66,7 +66,11 @@ class AgentLink:
     # -- the loop ----------------------------------------------------------------------------
     async def _run(self) -> None:
         while True:
-            delay = await self._hold()
+            try:
+                delay = await self._hold()
+            except Exception as exc:  # a bug while holding: the link must outlive it, or the agent is lost
+                logger.exception("The listener's connection to agent %s failed", self.agent_id)
+                delay = self._failed(type(exc).__name__)
             await asyncio.sleep(delay)
 
     async def _hold(self) -> float:
@@ -83,9 +87,6 @@ class AgentLink:
             return self._refused(scrub(exc, secrets))
         except FleetError as exc:  # unreachable, not running (yet), engine down: transient
             return self._failed(scrub(exc, secrets), getattr(exc, "retry_after", None))
-        except Exception as exc:  # a bug must not end the link: log it and try again later
-            logger.exception("The listener failed to connect to agent %s", self.agent_id)
-            return self._failed(type(exc).__name__)
 
         opened_at = time.monotonic()
         try:

@@ -1,6 +1,7 @@
 """The gateway listener against a real OpenClaw 2026.9.6 (one container for the module): it holds
 the connections hooks want and no other, the runtime routes exec approvals to it, it lets go of
-an agent that stops, logs a refused token once, stops on SIGTERM, and reconnects after a restart.
+an agent that stops, logs a refused token once, stops on SIGTERM, opens a wider connection when
+another hook comes to want an agent, and reconnects after a restart.
 
 The restart test comes last: it restarts the module's container.
 """
@@ -20,7 +21,7 @@ from django.core.management import call_command
 
 from agents.gateway import gateway_for, register_listener_hook
 from agents.gateway.listener import Backoff, Shard, Supervisor, last_event
-from agents.gateway.protocol import ADMIN, APPROVAL_CAPS, APPROVALS
+from agents.gateway.protocol import ADMIN, APPROVAL_CAPS, APPROVALS, READ
 from agents.models import Agent
 from tests.infra.fake_model import ANSWER
 from tests.support import wait_until
@@ -185,6 +186,29 @@ def test_sigterm_closes_every_connection_and_ends_the_listener(openclaw_runtime,
     assert held["connection"].closed
     assert supervisor.links == {}
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone with the listener
+
+
+def test_a_second_hook_wanting_the_agent_gets_it_a_new_connection_with_both_grants(
+        openclaw_runtime, calls, running_listener):
+    agent = openclaw_runtime.agent(name="held-regrant")
+    register_listener_hook("tests.config", events={"config.changed"}, scopes={READ}, handler=calls,
+                           wants=lambda agents: agents.filter(name="held-regrant"))
+
+    with running_listener() as listener:
+        first = _held(listener, agent)
+        assert first.connection.hello["auth"]["scopes"] == ["operator.read"]
+
+        _want_held(calls)
+        second = wait_until(lambda: (link := listener.link(agent.pk)) is not first and link is not None
+                            and link.connected and link, timeout=10, interval=0.05)
+        granted = set(second.connection.hello["auth"]["scopes"])
+        assert {"operator.read", "operator.admin", "operator.approvals"} <= granted
+        assert first.connection is None  # the narrower connection was closed
+
+        gateway_for(agent).config_patch({"update": {"channel": "beta"}})
+        (changed,) = wait_until(lambda: calls.of("config.changed", agent.pk), timeout=15, interval=0.05)
+
+    assert changed["hash"]
 
 
 def test_after_the_runtime_restarts_the_listener_reconnects(openclaw_runtime, calls, running_listener):
