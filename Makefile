@@ -21,8 +21,8 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_periodic_tasks
 
-# Web, worker and beat under honcho, on the embedded defaults (SQLite and a filesystem
-# broker under var/) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL are set.
+# Web, worker, beat and the gateway listener under honcho, on the embedded defaults (SQLite
+# and a filesystem broker under var/) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL are set.
 # Agents get 2048 MB unless DEFAULT_RAM_MB says otherwise: OpenClaw needs it (docs/configuration.md).
 run: migrate
 	@echo ""
@@ -30,7 +30,7 @@ run: migrate
 	@echo "Create the first platform admin, in another terminal:"
 	@echo "  $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
-	PORT=$(PORT) DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat
+	PORT=$(PORT) DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
 
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install

@@ -1,6 +1,6 @@
 """Gateway calls: OpenClaw's handshake plus one call, one after another and 50 agents at once,
-and the memory of holding 1,000 idle connections (DESIGN.md section 10: the listener holds one
-per running agent).
+the memory of holding 1,000 idle connections (DESIGN.md section 10: the listener holds one
+per running agent), and the same 1,000 held by the gateway listener's supervisor.
 
     DATABASE_URL=postgres://... .venv/bin/python -m bench gateway_calls
 
@@ -14,7 +14,9 @@ so a figure never hides a client that fails.
 Figures: the sync facade (`OpenClawGateway.channels_status()`: a private event loop, connect,
 handshake, one call, close), the same on one event loop (what a listener or an async worker
 pays), both sequential and with 50 agents at once (50 threads for the facade, 50 tasks on one
-loop), and the resident memory this process adds per idle authenticated connection.
+loop), the resident memory this process adds per idle authenticated connection, and what the
+listener's Supervisor adds on top (its links, worker threads, and the database reads behind each
+connect) holding 1,000 agent rows whose gateway is the loopback server, wanted by one hook.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
 import resource
@@ -203,6 +206,50 @@ def _idle_memory(gateway) -> None:
            kb_per_connection=delta * 1024 / IDLE_CONNECTIONS)
 
 
+def _listener_memory(port: int) -> None:
+    from accounts.models import User
+    from agents.gateway import register_listener_hook, unregister_listener_hook
+    from agents.gateway.listener import Shard, Supervisor
+    from agents.gateway.protocol import APPROVALS, READ
+    from agents.models import Agent
+
+    owner = User.objects.create(email="bench-listener@example.com")
+    Agent.objects.bulk_create(
+        (Agent(name=f"bench-held-{n}", owner=owner, status="running", runtime_family="openclaw", node="bench",
+               container_id=f"{n:064x}", gateway_host_port=port, gateway_token=TOKEN) for n in range(IDLE_CONNECTIONS)),
+        batch_size=500,
+    )
+    # The same grant as the idle connections above, so the two figures compare.
+    register_listener_hook("bench.held", events={"exec.approval.requested"}, wants=lambda agents: agents,
+                           scopes={READ, APPROVALS}, handler=lambda agent_id, event, payload: None)
+
+    async def hold() -> tuple[float, float, int]:
+        before = _rss_mb()
+        supervisor = Supervisor(shard=Shard(), refresh_seconds=3600)  # one refresh is enough here
+        running = asyncio.create_task(supervisor.run(handle_signals=False))
+        began = time.perf_counter()
+        while sum(link.connected for link in supervisor.links.values()) < IDLE_CONNECTIONS:
+            if time.perf_counter() - began > 120 or running.done():
+                break
+            await asyncio.sleep(0.1)
+        opened = time.perf_counter() - began
+        await asyncio.sleep(1)  # idle: nothing but keepalives
+        held, alive = _rss_mb(), sum(link.connected for link in supervisor.links.values())
+        supervisor.stop()
+        await running
+        return held - before, opened, alive
+
+    quiet = logging.getLogger("agents.gateway.listener")
+    level, _ = quiet.level, quiet.setLevel(logging.WARNING)  # not a line per connection
+    try:
+        delta, opened, alive = asyncio.run(hold())
+    finally:
+        quiet.setLevel(level)
+        unregister_listener_hook("bench.held")
+    report(f"{IDLE_CONNECTIONS} agents held by the listener's supervisor", hold_seconds=opened, alive=alive,
+           rss_delta_mb=delta, kb_per_agent=delta * 1024 / IDLE_CONNECTIONS)
+
+
 def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     context = multiprocessing.get_context("spawn")
@@ -213,10 +260,12 @@ def main() -> None:
     try:
         if not receive.poll(30):
             raise RuntimeError("the bench gateway did not start")
-        gateway = _gateway(receive.recv())
+        port = receive.recv()
+        gateway = _gateway(port)
         _sequential(gateway)
         _concurrent(gateway)
         _idle_memory(gateway)
+        _listener_memory(port)
         report("handshakes the server refused (must be 0)", refused=_refused(gateway))
     finally:
         stop.set()

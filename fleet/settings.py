@@ -242,6 +242,12 @@ AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
+# The gateway listener (`manage.py gateway_listener`): GATEWAY_LISTENER_SHARDS processes split the
+# agents by a stable hash of their id, each told its GATEWAY_LISTENER_SHARD (0-based); each reads
+# which agents it holds every GATEWAY_LISTENER_REFRESH_SECONDS. Validated by agents.gateway.listener.
+GATEWAY_LISTENER_SHARDS = env.int("GATEWAY_LISTENER_SHARDS", default=1)
+GATEWAY_LISTENER_SHARD = env.int("GATEWAY_LISTENER_SHARD", default=0)
+GATEWAY_LISTENER_REFRESH_SECONDS = env.float("GATEWAY_LISTENER_REFRESH_SECONDS", default=15)
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 
 # --- Email ----------------------------------------------------------------------------

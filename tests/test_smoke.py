@@ -67,9 +67,10 @@ def _procfile() -> dict[str, str]:
     return dict(line.split(": ", 1) for line in lines if line.strip())
 
 
-def test_the_procfile_declares_release_web_worker_and_beat():
+def test_the_procfile_declares_release_web_worker_beat_and_the_gateway_listener():
     processes = _procfile()
-    assert set(processes) == {"release", "web", "worker", "beat"}
+    assert set(processes) == {"release", "web", "worker", "beat", "gateway"}
+    assert processes["gateway"] == "python manage.py gateway_listener"
     assert "migrate" in processes["release"]
     assert "setup_periodic_tasks" in processes["release"]
     assert "DatabaseScheduler" in processes["beat"]

@@ -3,6 +3,7 @@
     gateway = gateway_for(agent)          # RuntimeGateway of the agent's family
     gateway.handshake().version           # "2026.9.6"
     gateway.config_patch({"channels": {...}})
+    register_listener_hook(...)           # events of held connections (hooks.py, listener/)
 
 Nothing outside this package knows a runtime's wire format: `gateway_for` picks the family's
 implementation from one table, and every failure is a fleet.errors family (errors.py).
@@ -37,6 +38,7 @@ from .errors import (
 )
 from .families import FAMILIES, Family, family_of
 from .hermes import HermesGateway
+from .hooks import ListenerHook, listener_hooks, register_listener_hook, unregister_listener_hook
 from .openclaw import OpenClawGateway
 
 logger = logging.getLogger(__name__)
@@ -86,6 +88,7 @@ __all__ = [
     "GatewayUnsupported",
     "Handshake",
     "HermesGateway",
+    "ListenerHook",
     "OpenClawGateway",
     "Readiness",
     "RuntimeGateway",
@@ -98,4 +101,7 @@ __all__ = [
     "gateway_health",
     "gateway_readiness",
     "gateway_public_host",
+    "listener_hooks",
+    "register_listener_hook",
+    "unregister_listener_hook",
 ]

@@ -23,6 +23,14 @@ READ = "operator.read"
 WRITE = "operator.write"
 ADMIN = "operator.admin"
 APPROVALS = "operator.approvals"
+PAIRING = "operator.pairing"
+OPERATOR_SCOPES = frozenset({READ, WRITE, ADMIN, APPROVALS, PAIRING})
+
+# Capabilities a client declares in connect. Exec approvals are routed only to an operator.admin
+# client that declares both (RUNTIMES.md section 1, "Policy and approvals").
+CAP_APPROVALS = "approvals"
+CAP_EXEC_APPROVALS = "exec-approvals"
+APPROVAL_CAPS = (CAP_APPROVALS, CAP_EXEC_APPROVALS)
 
 # Connect refusals that mean "this credential is not accepted": the agent's token is wrong,
 # missing or no longer covers what we ask. An operator must act; retrying cannot help.
