@@ -67,7 +67,7 @@ def bot_protection_current() -> BotProtection:
             provider, "", "", "", "SIGNUP_BOT_PROTECTION_PROVIDER must be none, turnstile or recaptcha."
         )
     site_key, secret_key, verify_url = (getattr(settings, name, "") or "" for name in keys)
-    missing = [name for name, value in zip(keys, (site_key, secret_key, verify_url)) if not value]
+    missing = [name for name, value in zip(keys, (site_key, secret_key, verify_url), strict=True) if not value]
     error = f"{', '.join(missing)} must be set." if missing else None
     return BotProtection(provider, site_key, secret_key, verify_url, error)
 

@@ -38,7 +38,9 @@ class User(AbstractBaseUser):
     email = models.EmailField(max_length=255, unique=True)
     name = models.CharField(max_length=100, null=True, blank=True)
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.USER)
-    provider = models.CharField(max_length=40, null=True, blank=True, help_text="OAuth provider, or empty for password accounts")
+    provider = models.CharField(
+        max_length=40, null=True, blank=True, help_text="OAuth provider, or empty for password accounts"
+    )
     avatar = models.TextField(null=True, blank=True, help_text="data:image/...;base64 URL, at most 500 KB")
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -35,7 +35,7 @@ def provision_agent(self, agent_id: str) -> None:
     except BackendError as exc:
         if self.request.retries < _max_retries():
             agent_provision_retrying(agent_id=agent_id, reason=str(exc))
-            raise self.retry(exc=exc, countdown=_backoff_seconds(self.request.retries))
+            raise self.retry(exc=exc, countdown=_backoff_seconds(self.request.retries)) from exc
         agent_provision_fail(agent_id=agent_id, reason=f"The container engine could not be reached: {exc}")
     except Exception as exc:  # a bug must still leave a readable reason, not a stuck "deploying"
         logger.exception("Provisioning agent %s failed", agent_id)

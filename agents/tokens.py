@@ -61,7 +61,7 @@ def _is_short_repetition(text: str) -> bool:
 
 def _is_mostly_sequential(text: str) -> bool:
     """True for runs like "abcdefgh..." or "0123456789...": neighbours one code point apart."""
-    steps = sum(1 for a, b in zip(text, text[1:]) if abs(ord(a) - ord(b)) == 1)
+    steps = sum(1 for a, b in zip(text, text[1:], strict=False) if abs(ord(a) - ord(b)) == 1)
     return steps >= (len(text) - 1) / 2
 
 

@@ -1,4 +1,5 @@
-"""The budget sweep over 10,000 agents with budgets and 10 million usage rows (docs/performance.md: at most 1 s; the issue: under 5 s).
+"""The budget sweep over 10,000 agents with budgets and 10 million usage rows \
+(docs/performance.md: at most 1 s; the issue: under 5 s).
 
 The sweep reads the per-agent per-day rollup that ingestion keeps, never the raw rows; one
 raw aggregate is timed once beside it to show what the rollup saves. About 2% of the agents

@@ -90,7 +90,9 @@ def _serve(token, port_pipe, stop_event) -> None:
     async def handle(ws):
         nonlocal refused
         nonce, ts = secrets.token_hex(16), int(time.time() * 1000)
-        await ws.send(json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": nonce, "ts": ts}}))
+        await ws.send(
+            json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": nonce, "ts": ts}})
+        )
         frame = json.loads(await ws.recv())
         why = _verified(frame.get("params") or {}, nonce, ts, token)
         if why:
@@ -100,7 +102,8 @@ def _serve(token, port_pipe, stop_event) -> None:
             await ws.close(1008, why)
             return
         hello = {"type": "hello-ok", "protocol": 4, "server": {"version": "bench"}, "features": {}, "snapshot": {},
-                 "auth": {"role": "operator", "scopes": frame["params"].get("scopes")}, "policy": {"tickIntervalMs": 30000}}
+                 "auth": {"role": "operator", "scopes": frame["params"].get("scopes")},
+                 "policy": {"tickIntervalMs": 30000}}
         await ws.send(json.dumps({"type": "res", "id": frame["id"], "ok": True, "payload": hello}))
         async for raw in ws:
             request = json.loads(raw)

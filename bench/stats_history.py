@@ -121,19 +121,19 @@ def main() -> None:
     rotating = itertools.cycle(agents[:: len(agents) // 100])  # 100 different agents, cold pages
     for name in ("24h", "1h"):
         window = Window(end - RANGES[name], end)
-        timing = measure(lambda: history_records(agent_id=next(rotating).pk, window=window), repeat=100)
+        timing = measure(lambda window=window: history_records(agent_id=next(rotating).pk, window=window), repeat=100)
         records = len(history_records(agent_id=agents[0].pk, window=window))
         report(f"history {name} read, 100 agents in turn", records=records, median_ms=timing.median_ms,
                p95_ms=timing.p95_ms)
         same = agents[1].pk
-        timing = measure(lambda: history_records(agent_id=same, window=window), repeat=50)
+        timing = measure(lambda same=same, window=window: history_records(agent_id=same, window=window), repeat=50)
         report(f"history {name} read, one agent again", median_ms=timing.median_ms, p95_ms=timing.p95_ms)
     report("postgres, bucketed 24h query", plan=_explain(agents[2].pk, Window(end - RANGES["24h"], end)))
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {session_token_issue(user=owner)}")
     for name in ("24h", "1h"):
-        def request():
+        def request(name=name):
             agent = next(rotating)
             response = client.get(f"/api/agents/{agent.pk}/stats/history?range={name}")
             assert response.status_code == 200, response.content[:200]

@@ -1,4 +1,5 @@
-"""Usage ingestion through the whole Django stack, in batches of 1,000 events (docs/performance.md: at least 5,000 events/s per web worker).
+"""Usage ingestion through the whole Django stack, in batches of 1,000 events \
+(docs/performance.md: at least 5,000 events/s per web worker).
 
 One process plays one web worker: requests go in-process through the middleware, the
 agent-token check, validation, pricing, the insert and the rollup UPSERTs. Measured for an

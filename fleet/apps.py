@@ -9,7 +9,9 @@ class FleetConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     periodic_tasks: tuple = (
         # A late heartbeat is worthless: drop a tick the worker could not take in time.
-        PeriodicJob(name="fleet: worker heartbeat", task="fleet.worker_heartbeat", every_seconds=30, expires_seconds=25),
+        PeriodicJob(
+            name="fleet: worker heartbeat", task="fleet.worker_heartbeat", every_seconds=30, expires_seconds=25
+        ),
     )
 
     def ready(self):

@@ -26,7 +26,9 @@ API_NOT_FOUND_URL_NAME = "api-not-found"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 REQUESTS = Counter(
-    "fleet_http_requests_total", "HTTP requests answered, by method, route pattern and status.", ["method", "route", "status"]
+    "fleet_http_requests_total",
+    "HTTP requests answered, by method, route pattern and status.",
+    ["method", "route", "status"],
 )
 LATENCY = Histogram(
     "fleet_http_request_duration_seconds",
@@ -73,5 +75,7 @@ def metrics_view(request):
     if token:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-            return HttpResponse("Unauthorized\n", status=401, content_type="text/plain", headers={"WWW-Authenticate": "Bearer"})
+            return HttpResponse(
+                "Unauthorized\n", status=401, content_type="text/plain", headers={"WWW-Authenticate": "Bearer"}
+            )
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)

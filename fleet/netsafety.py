@@ -271,7 +271,9 @@ class _GuardedConnectionMixin:
                     socket_options=self.socket_options,
                 )
             except TimeoutError as exc:
-                error = ConnectTimeoutError(self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})")
+                error = ConnectTimeoutError(
+                    self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+                )
                 error.__cause__ = exc
             except OSError as exc:
                 error = NewConnectionError(self, f"Failed to establish a new connection: {exc}")

@@ -38,7 +38,9 @@ def workspace_delete(*, workspace: Workspace) -> None:
 
 def _grant_check(*, acting_role: Role, role: Role) -> None:
     if role not in Role.grantable():
-        raise ValidationFailed({"role": ["The role 'owner' cannot be granted; a workspace has one owner, its creator."]})
+        raise ValidationFailed(
+            {"role": ["The role 'owner' cannot be granted; a workspace has one owner, its creator."]}
+        )
     if role >= Role.ADMIN and acting_role < Role.OWNER:
         raise Forbidden("Only the workspace owner can grant the role 'admin'.")
 

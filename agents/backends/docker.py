@@ -342,7 +342,9 @@ class DockerBackend:
         """Create and start the container on a free port; None when another deploy took the
         port first (the caller tries again with a fresh one)."""
         taken = ports_in_use(client.api.containers(all=True))
-        port = choose_port(taken, settings.DOCKER_HOST_PORT_RANGE, probe_local=self.host_network and self.engine_is_local)
+        port = choose_port(
+            taken, settings.DOCKER_HOST_PORT_RANGE, probe_local=self.host_network and self.engine_is_local
+        )
         try:
             container = self._create_container(client, spec, port)
         except docker_errors.APIError as exc:

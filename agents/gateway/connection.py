@@ -67,7 +67,9 @@ class OpenClawConnection:
                 self.hello = await self._handshake()
         except TimeoutError:
             await self._abandon()
-            raise GatewayUnreachable(f"The agent's gateway did not complete the handshake within {self.open_timeout:g} s.") from None
+            raise GatewayUnreachable(
+                f"The agent's gateway did not complete the handshake within {self.open_timeout:g} s."
+            ) from None
         except ConnectionClosed as exc:
             await self._abandon()
             raise self._closed_error(exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else "") from None
@@ -115,7 +117,9 @@ class OpenClawConnection:
             raise protocol.error_from_frame(frame.get("error"), method="connect", secrets=self._secrets)
         hello = frame.get("payload") or {}
         if hello.get("type") != "hello-ok" or hello.get("protocol") != protocol.PROTOCOL:
-            raise GatewayProtocolError(f"The gateway answered connect with protocol {hello.get('protocol')!r}, not {protocol.PROTOCOL}.")
+            raise GatewayProtocolError(
+                f"The gateway answered connect with protocol {hello.get('protocol')!r}, not {protocol.PROTOCOL}."
+            )
         return hello
 
     # -- calling -----------------------------------------------------------------------------

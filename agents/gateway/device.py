@@ -97,7 +97,9 @@ def installation_device() -> DeviceIdentity:
             "device_id": fresh.device_id, "public_key": fresh.public_key, "private_key": fresh.seed,
         })
     if not isinstance(row.private_key, str):  # an UndecryptableSecret: never replace it silently
-        raise GatewayUnreachable("The installation's gateway device key cannot be decrypted; restore its encryption key.")
+        raise GatewayUnreachable(
+            "The installation's gateway device key cannot be decrypted; restore its encryption key."
+        )
     try:
         identity = DeviceIdentity.from_seed(b64url_decode(row.private_key))
     except (ValueError, binascii.Error):

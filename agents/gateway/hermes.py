@@ -50,7 +50,9 @@ class HermesGateway(RuntimeGateway):
         self.timeout = timeout
 
     def _get(self, route: str, *, authenticated: bool = True, **options) -> dict:
-        return http.request(self.endpoint, "GET", route, authenticated=authenticated, timeout=self.timeout, **options)[1]
+        return http.request(
+            self.endpoint, "GET", route, authenticated=authenticated, timeout=self.timeout, **options
+        )[1]
 
     # -- reachability --------------------------------------------------------------------------
     def handshake(self) -> Handshake:

@@ -49,8 +49,9 @@ def request(endpoint: Endpoint, method: str, route: str, *, json_body=None, head
         if body is None and not json_required:
             return status, {"text": text[:500]}, answer_headers
         if body is None:
-            raise GatewayProtocolError(f"The agent's gateway answered {method} {route} with something that is not JSON.",
-                                       status=status)
+            raise GatewayProtocolError(
+                f"The agent's gateway answered {method} {route} with something that is not JSON.", status=status
+            )
         return status, body, answer_headers
     raise refusal(status, body, text, secrets, what=f"{method} {route}")
 

@@ -98,7 +98,9 @@ class OpenClawGateway(RuntimeGateway):
                     if not getattr(exc, "retryable", False) or attempt == ATTEMPTS:
                         raise
                     delay = getattr(exc, "retry_after", None)
-                    delay = min(MAX_BACKOFF_SECONDS, delay if delay is not None else BACKOFF_SECONDS * 2 ** (attempt - 1))
+                    delay = min(
+                        MAX_BACKOFF_SECONDS, delay if delay is not None else BACKOFF_SECONDS * 2 ** (attempt - 1)
+                    )
                     logger.info("Agent %s's gateway asked to retry (%s); again in %.2f s",
                                 self.endpoint.agent_id, type(exc).__name__, delay)
                     await asyncio.sleep(delay)
@@ -152,7 +154,9 @@ class OpenClawGateway(RuntimeGateway):
 
     def login_start(self, channel: str, *, account_id: str | None = None, force: bool = False,
                     timeout_ms: int | None = None) -> dict:
-        params = _present({"channel": channel, "accountId": account_id, "force": force or None, "timeoutMs": timeout_ms})
+        params = _present(
+            {"channel": channel, "accountId": account_id, "force": force or None, "timeoutMs": timeout_ms}
+        )
         payload = self._call([ADMIN], "web.login.start", params, timeout=self._wait_budget(timeout_ms)) or {}
         return {"qr_data_url": payload.get("qrDataUrl"), "message": str(payload.get("message") or "")}
 
@@ -231,8 +235,10 @@ class OpenClawGateway(RuntimeGateway):
         # exec tool cannot even ask for an approval ("approval registration failed").
         payload = self._call([WRITE, APPROVALS], "agent", params, timeout=budget, expect_final=True) or {}
         if payload.get("status") != "ok":
-            raise GatewayError(f"The agent's run ended {payload.get('status')!r}: {payload.get('summary') or 'no summary'}.",
-                               runtime_code=str(payload.get("status") or ""))
+            raise GatewayError(
+                f"The agent's run ended {payload.get('status')!r}: {payload.get('summary') or 'no summary'}.",
+                runtime_code=str(payload.get("status") or ""),
+            )
         result = payload.get("result") or {}
         meta = (result.get("meta") or {}).get("agentMeta") or {}
         usage = meta.get("usage") or {}

@@ -69,6 +69,9 @@ class UsageDaily(models.Model):
         verbose_name = "daily usage"
         verbose_name_plural = "daily usage"
 
+    def __str__(self) -> str:
+        return f"{self.day} {self.model} ({self.provider}, {self.rate_source}): {self.events} events"
+
 
 class AgentSpendDay(models.Model):
     """Per agent and UTC day: what budgets compare against their caps."""
@@ -80,6 +83,9 @@ class AgentSpendDay(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=("agent", "day"), name="agents_spendday_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.cost_micros} micro-USD"
 
 
 class ModelRate(models.Model):

@@ -60,6 +60,8 @@ def svg_chart(series: Series, *, start: datetime, end: datetime) -> SafeString:
         )
     if series.points:
         coordinates = " ".join(f"{x(at):.1f},{y(value):.1f}" for at, value in series.points)
-        parts.append(format_html('<polyline fill="none" stroke="#2a6ebb" stroke-width="1.5" points="{}"/>', coordinates))
+        parts.append(
+            format_html('<polyline fill="none" stroke="#2a6ebb" stroke-width="1.5" points="{}"/>', coordinates)
+        )
     parts.append(mark_safe("</svg>"))
     return mark_safe("".join(parts))

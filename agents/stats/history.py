@@ -88,7 +88,7 @@ def _bucketed(samples, *, window: Window, buckets: int) -> list[dict]:
     values_of = itemgetter(*(columns.index(f"agg_{name}") for name in RECORD_FIELDS))
     bucket_of = itemgetter(columns.index("bucket"))
     start, step, keys = window.start, timedelta(seconds=width), ("recorded_at", *RECORD_FIELDS)
-    return [dict(zip(keys, (start + bucket_of(row) * step, *values_of(row)))) for row in rows]
+    return [dict(zip(keys, (start + bucket_of(row) * step, *values_of(row)), strict=True)) for row in rows]
 
 
 def _average(name: str):

@@ -63,7 +63,10 @@ def backend_stats(agent: Agent):
 
 
 def stats_sample_tick(
-    *, source: StatsSource = backend_stats, now: datetime | None = None, limits: Limits = Limits()
+    *,
+    source: StatsSource = backend_stats,
+    now: datetime | None = None,
+    limits: Limits = Limits(),  # noqa: B008 - Limits is a frozen dataclass, safe to share as a default
 ) -> TickReport:
     """Record one history row for every running or warning agent that has a workload.
 

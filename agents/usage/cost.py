@@ -2,7 +2,8 @@
 
 Two aggregate statements over the daily rollup (UsageDaily), whatever the number of agents:
 one for the agents assigned to the caller's workspaces, one for the caller's own agents in no
-workspace. Each sums the usage per agent and model first, then joins the agents to it. A session sees every workspace it is a member of plus its unassigned agents; a
+workspace. Each sums the usage per agent and model first, then joins the agents to it. \
+A session sees every workspace it is a member of plus its unassigned agents; a
 workspace API key needs `workspaces:read` and sees only its workspace, with `unassigned` empty.
 
 `workspaceTotalUsd` adds up the workspaces, so an agent in two workspaces counts twice;
@@ -79,8 +80,10 @@ def _workspace_rows(workspace_ids: list, window: CostWindow) -> list[tuple]:
 
 def _unassigned_rows(user_id, window: CostWindow) -> list[tuple]:
     """(agent id, name, model, ...) rows for the user's own agents that are in no workspace."""
-    mine = "SELECT a.id FROM {agent} a WHERE a.owner_id = %s AND NOT EXISTS " \
-           "(SELECT 1 FROM {assignment} wa WHERE wa.agent_id = a.id)"
+    mine = (
+        "SELECT a.id FROM {agent} a WHERE a.owner_id = %s AND NOT EXISTS "
+        "(SELECT 1 FROM {assignment} wa WHERE wa.agent_id = a.id)"
+    )
     usage, usage_params = _usage_by_model(mine, window)
     sql = (
         f"WITH {usage} SELECT a.id, a.name, {_USAGE_COLUMNS} FROM {{agent}} a LEFT JOIN u ON u.agent_id = a.id "

@@ -66,7 +66,7 @@ class _Table:
                 return candidate
         for candidate in _name_candidates(model):
             for name in self._names_longest_first:
-                if candidate.startswith(name + "-") or candidate.startswith(name + "@"):
+                if candidate.startswith((name + "-", name + "@")):
                     return name
         return None
 

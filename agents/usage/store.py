@@ -51,7 +51,7 @@ def _values_sql(rows: list[tuple], adapters) -> tuple[str, list]:
     placeholder = "(" + ", ".join(["%s"] * width) + ")"
     params: list = []
     for row in rows:
-        params.extend(row if adapters is None else (adapt(v) for adapt, v in zip(adapters, row)))
+        params.extend(row if adapters is None else (adapt(v) for adapt, v in zip(adapters, row, strict=True)))
     return ", ".join([placeholder] * len(rows)), params
 
 

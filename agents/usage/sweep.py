@@ -74,7 +74,7 @@ def usage_pull_sweep(*, now: datetime | None = None) -> SweepReport:
             _log_failure(agent, "resolving its gateway", exc)
     with ThreadPoolExecutor(max_workers=PULL_THREADS) as pool:
         answers = list(pool.map(_fetch, [(gateway, since) for _, gateway in ready]))
-    for (agent, _), answer in zip(ready, answers):
+    for (agent, _), answer in zip(ready, answers, strict=True):
         if isinstance(answer, Exception):
             report.failed += 1
             _log_failure(agent, "asking its runtime", answer)

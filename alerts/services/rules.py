@@ -33,7 +33,9 @@ def alert_rule_update(
 ) -> AlertRule:
     """Change the given fields; `channels`, when given, replaces the whole list."""
     changes = {"name": name, "event_pattern": event_pattern, "enabled": enabled}
-    rule, changed = model_update(instance=rule, fields=changes, data={k: v for k, v in changes.items() if v is not _UNSET})
+    rule, changed = model_update(
+        instance=rule, fields=changes, data={k: v for k, v in changes.items() if v is not _UNSET}
+    )
     if channels is not _UNSET:
         _channels_replace(rule=rule, specs=channels)
         if not changed:  # updated_at moves when only the channels change too

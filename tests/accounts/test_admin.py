@@ -88,7 +88,11 @@ def test_it_refuses_a_bad_new_user(admin_client, fields):
     response = add_user(admin_client, **fields)
     assert response.status_code == 200  # the form again, with errors
     assert "errornote" in response.content.decode()
-    assert not User.objects.filter(email__iexact=fields.get("email", "new@example.com")).exclude(email="taken@example.com").exists()
+    assert not (
+        User.objects.filter(email__iexact=fields.get("email", "new@example.com"))
+        .exclude(email="taken@example.com")
+        .exists()
+    )
 
 
 def test_the_change_page_shows_the_avatar_and_edits_the_role(admin_client):

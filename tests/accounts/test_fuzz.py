@@ -36,7 +36,11 @@ scalars = (
     | st.sampled_from(["", " ", "\x00", "\ud800", "a@b.c", "user0@example.com", "github", "google",
                        "data:image/png;base64,AAAA", "p" * 129, "x" * 70000, "é" * 600_000, "x" * 2_100_000])
 )
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 def bodies(fields):
@@ -85,7 +89,10 @@ def test_random_json_bodies_never_break_a_route(caller, method, path, fields, da
 
 @pytest.mark.parametrize("method, path, fields", ROUTES, ids=[r[1] for r in ROUTES])
 @FUZZ
-@given(payload=raw_payloads, content_type=st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""]))
+@given(
+    payload=raw_payloads,
+    content_type=st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""]),
+)
 def test_malformed_payloads_never_break_a_route(caller, method, path, fields, payload, content_type):
     cache.clear()
     check(caller.generic(method.upper(), path, payload, content_type=content_type))
@@ -95,7 +102,9 @@ def test_malformed_payloads_never_break_a_route(caller, method, path, fields, pa
 @given(
     authorization=st.none() | st.text(max_size=300),
     api_key=st.none() | st.text(max_size=300),
-    cookie=st.none() | st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters=';,"\\'), max_size=300),
+    cookie=st.none() | st.text(
+        alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters=';,"\\'), max_size=300
+    ),
 )
 def test_unknown_credentials_never_break_a_route(api_client, authorization, api_key, cookie):
     cache.clear()

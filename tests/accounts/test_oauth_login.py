@@ -295,5 +295,7 @@ def test_it_refuses_conflicting_credentials(api_client, github, http_receiver):
 
 def test_an_oauth_account_cannot_log_in_with_a_password(api_client, github):
     oauth_login(api_client)
-    response = api_client.post("/api/auth/login", {"email": "octo@example.com", "password": "anything goes"}, format="json")
+    response = api_client.post(
+        "/api/auth/login", {"email": "octo@example.com", "password": "anything goes"}, format="json"
+    )
     assert_error(response, 401, "invalid_credentials")

@@ -202,7 +202,7 @@ def test_it_gives_up_after_six_attempts(tenancy, rule, http_receiver, django_cap
     assert delivery.status == DeliveryStatus.FAILED and delivery.attempts == 6
     assert len(http_receiver.requests) == 6
     started = [a.started_at for a in delivery.attempt_log.all()]
-    gaps = [b - a for a, b in zip(started, started[1:])]
+    gaps = [b - a for a, b in zip(started, started[1:], strict=False)]
     assert [round(g.total_seconds()) for g in gaps] == [10, 60, 300, 1800, 7200]
 
 

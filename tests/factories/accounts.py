@@ -19,7 +19,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.PostGenerationMethodCall("set_password", DEFAULT_PASSWORD)
 
     @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):
+    def _save(obj, create, extracted, **kwargs):  # noqa: N805 - factory_boy passes the built object, not the factory
         if create:
             obj.save()
 
@@ -37,7 +37,8 @@ class OAuthUserFactory(UserFactory):
     provider = "github"
     password = factory.PostGenerationMethodCall("set_unusable_password")
 
+    # Declared again: it must run after `password`.
     @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):  # declared again: it must run after `password`
+    def _save(obj, create, extracted, **kwargs):  # noqa: N805 - factory_boy passes the built object, not the factory
         if create:
             obj.save()

@@ -43,7 +43,10 @@ def test_any_json_value_gets_a_clean_answer(payload):
 
 @FUZZ
 @given(
-    content_type=st.sampled_from(["text/plain", "application/xml", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/json; charset=nope", "application/octet-stream"]),
+    content_type=st.sampled_from([
+        "text/plain", "application/xml", "multipart/form-data; boundary=x", "application/json; charset=utf-16",
+        "application/json; charset=nope", "application/octet-stream",
+    ]),
     body=st.binary(max_size=200),
 )
 def test_any_content_type_gets_a_clean_answer(content_type, body):

@@ -6,7 +6,10 @@ from fleet.api.throttling import parse_rate
 
 @pytest.mark.parametrize(
     "rate, parsed",
-    [("20/15m", (20, 900)), ("5/10m", (5, 600)), ("20/1d", (20, 86400)), ("3/s", (3, 1)), ("60/1m", (60, 60)), ("100/2h", (100, 7200))],
+    [
+        ("20/15m", (20, 900)), ("5/10m", (5, 600)), ("20/1d", (20, 86400)), ("3/s", (3, 1)), ("60/1m", (60, 60)),
+        ("100/2h", (100, 7200)),
+    ],
 )
 def test_parse_rate_reads_count_and_window(rate, parsed):
     assert parse_rate(rate) == parsed

@@ -31,7 +31,11 @@ def test_emit_stores_the_event_with_its_fields(db, django_capture_on_commit_call
         event = events.emit(
             "agent.error",
             message="Container exited",
-            workspace_ids=["b0000000-0000-0000-0000-000000000002", "a0000000-0000-0000-0000-000000000001", "a0000000-0000-0000-0000-000000000001"],
+            workspace_ids=[
+                "b0000000-0000-0000-0000-000000000002",
+                "a0000000-0000-0000-0000-000000000001",
+                "a0000000-0000-0000-0000-000000000001",
+            ],
             agent=AgentSummary(pk="c0000000-0000-0000-0000-000000000003", name="scout", status="error"),
             data={"exit_code": 137},
         )

@@ -53,7 +53,9 @@ def fake_dns(monkeypatch):
 # --- check_host -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "[::1]", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "127.1.2.3"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "localhost", "::1", "[::1]", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "127.1.2.3"]
+)
 def test_it_refuses_loopback_by_default(host):
     with pytest.raises(UnsafeTarget, match="loopback"):
         check_host(host)
@@ -83,7 +85,9 @@ def test_it_refuses_every_non_public_address(host, reason):
         check_host(host)
 
 
-@pytest.mark.parametrize("host", ["169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "metadata.google.internal"])
+@pytest.mark.parametrize(
+    "host", ["169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "metadata.google.internal"]
+)
 def test_it_refuses_cloud_metadata_even_when_private_ranges_are_allowed(host):
     with pytest.raises(UnsafeTarget, match="metadata"):
         check_host(host, allow_private=True)

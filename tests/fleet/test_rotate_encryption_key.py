@@ -79,7 +79,8 @@ def test_a_dry_run_counts_and_writes_nothing(notes_under_old_key):
 def test_it_leaves_undecryptable_values_alone_and_fails_at_the_end(notes_under_old_key):
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {notes_under_old_key._meta.db_table} SET secret = %s WHERE title = 'n3'", ["v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]
+            f"UPDATE {notes_under_old_key._meta.db_table} SET secret = %s WHERE title = 'n3'",
+            ["v1:gone:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
         )
 
     with pytest.raises(CommandError, match="1 value"):

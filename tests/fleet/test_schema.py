@@ -17,7 +17,9 @@ def generate_schema(tmp_path, capsys, *flags) -> tuple[str | None, list[str], Ex
         call_command("spectacular", "--validate", "--file", str(target), *flags)
     except Exception as exc:
         failure = exc
-    problems = sorted({line for line in capsys.readouterr().err.splitlines() if re.search(r"\b(Warning|Error)\b", line)})
+    problems = sorted(
+        {line for line in capsys.readouterr().err.splitlines() if re.search(r"\b(Warning|Error)\b", line)}
+    )
     return (target.read_text() if target.exists() else None), problems, failure
 
 
@@ -106,7 +108,12 @@ def test_nested_input_serializers_of_different_views_get_distinct_component_name
 
 def test_every_operation_id_is_unique(client, db):
     operations = client.get("/api/schema/?format=json").json()["paths"].values()
-    ids = [op["operationId"] for methods in operations for op in methods.values() if isinstance(op, dict) and "operationId" in op]
+    ids = [
+        op["operationId"]
+        for methods in operations
+        for op in methods.values()
+        if isinstance(op, dict) and "operationId" in op
+    ]
     assert len(ids) == len(set(ids))
     assert "agents_retrieve" not in ids  # the path-based id that list and detail views shared
 

@@ -74,7 +74,9 @@ def test_a_changed_declaration_updates_the_row_in_place(fleet_jobs):
     setup_tasks()
     row_id = PeriodicTask.objects.get(name=PRUNE.name).id
 
-    fleet_jobs(PeriodicJob(name=PRUNE.name, task="tests.prune", every_seconds=60, kwargs={"days": 1}, expires_seconds=50))
+    fleet_jobs(
+        PeriodicJob(name=PRUNE.name, task="tests.prune", every_seconds=60, kwargs={"days": 1}, expires_seconds=50)
+    )
     output = setup_tasks()
 
     row = PeriodicTask.objects.get(name=PRUNE.name)

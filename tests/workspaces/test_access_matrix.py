@@ -65,7 +65,8 @@ ROUTES = {
         _expect(outsider=NOT_FOUND, **AGENT_KEYS_REFUSED),
     ),
     "add member": (
-        "post", lambda t: f"/api/workspaces/{t['ws']}/members", lambda t: {"email": t["newcomer"].email, "role": "editor"},
+        "post", lambda t: f"/api/workspaces/{t['ws']}/members",
+        lambda t: {"email": t["newcomer"].email, "role": "editor"},
         _expect(owner=CREATED, admin=CREATED, platform_admin=CREATED, editor=DENIED, viewer=DENIED,
                 outsider=NOT_FOUND, **KEYS_REFUSED),
     ),

@@ -178,7 +178,9 @@ def test_using_a_key_records_last_used_at_at_most_once_a_minute(key):
 )
 def test_a_keys_scopes_are_capped_by_its_issuers_current_role(workspace, issuer_role, expected):
     issuer = workspace.owner if issuer_role is Role.OWNER else make_member(workspace, issuer_role)
-    _, raw = make_api_key(workspace=workspace, created_by=issuer, scopes=["agents:read", "agents:write", "workspaces:read"])
+    _, raw = make_api_key(
+        workspace=workspace, created_by=issuer, scopes=["agents:read", "agents:write", "workspaces:read"]
+    )
 
     principal = principal_from_api_key(raw)
 

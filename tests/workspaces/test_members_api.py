@@ -39,7 +39,10 @@ def test_the_member_list_gives_user_id_email_name_and_role(workspace):
 
     assert response.status_code == 200
     assert response.json() == [
-        {"userId": str(workspace.owner.id), "email": workspace.owner.email, "name": workspace.owner.name, "role": "owner"},
+        {
+            "userId": str(workspace.owner.id), "email": workspace.owner.email, "name": workspace.owner.name,
+            "role": "owner",
+        },
         {"userId": str(viewer.id), "email": viewer.email, "name": viewer.name, "role": "viewer"},
     ]
 
@@ -65,7 +68,9 @@ def test_an_admin_adds_an_existing_user_by_email_ignoring_case(workspace):
     )
 
     assert response.status_code == 201
-    assert response.json() == {"userId": str(newcomer.id), "email": newcomer.email, "name": newcomer.name, "role": "editor"}
+    assert response.json() == {
+        "userId": str(newcomer.id), "email": newcomer.email, "name": newcomer.name, "role": "editor"
+    }
     assert _role_of(workspace, newcomer) == "editor"
 
 
@@ -116,7 +121,9 @@ def test_only_the_owner_may_add_an_admin(workspace, granter):
     actor = make_member(workspace, Role.ADMIN) if granter == "admin" else AdminFactory()
     newcomer = UserFactory()
 
-    response = client_for(actor).post(_members_url(workspace), {"email": newcomer.email, "role": "admin"}, format="json")
+    response = client_for(actor).post(
+        _members_url(workspace), {"email": newcomer.email, "role": "admin"}, format="json"
+    )
 
     assert response.status_code == 403
     assert response.json()["code"] == "permission_denied"
@@ -203,7 +210,9 @@ def test_an_admin_may_not_demote_an_admin(workspace, target_is_self):
 
 @pytest.mark.parametrize("role", ["admin", "viewer"])
 def test_the_owner_cannot_be_demoted_even_by_themselves(workspace, role):
-    response = client_for(workspace.owner).patch(_members_url(workspace, workspace.owner), {"role": role}, format="json")
+    response = client_for(workspace.owner).patch(
+        _members_url(workspace, workspace.owner), {"role": role}, format="json"
+    )
 
     assert response.status_code == 403
     assert _role_of(workspace, workspace.owner) == "owner"

@@ -75,7 +75,9 @@ class Command(BaseCommand):
         report = FieldReport(label=f"{model._meta.label}.{field.name}")
         manager = model._base_manager
         # Cast reads the stored token itself, past the field's decrypting converter.
-        raw_rows = manager.annotate(**{RAW: Cast(field.attname, TextField())}).filter(**{f"{field.attname}__isnull": False})
+        raw_rows = manager.annotate(**{RAW: Cast(field.attname, TextField())}).filter(
+            **{f"{field.attname}__isnull": False}
+        )
         last_pk = None
         while True:
             page = raw_rows.order_by("pk")

@@ -38,7 +38,9 @@ def test_the_runtime_gets_the_spec_env_and_listens_on_the_allocated_port(backend
     spec = spec_for(agent)
     placement = backend.create(agent, spec)
 
-    env = dict(item.split("=", 1) for item in docker_engine.containers.get(placement.container_id).attrs["Config"]["Env"])
+    env = dict(
+        item.split("=", 1) for item in docker_engine.containers.get(placement.container_id).attrs["Config"]["Env"]
+    )
     assert env["OPENCLAW_GATEWAY_TOKEN"] == spec.env["OPENCLAW_GATEWAY_TOKEN"]
     assert env["OPENCLAW_GATEWAY_PORT"] == str(placement.host_port)  # host network: listen there
     wait_until(lambda: answers_health(placement.host_port))

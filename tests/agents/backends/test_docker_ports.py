@@ -46,7 +46,7 @@ def test_concurrent_creates_that_pick_the_same_port_back_off_until_each_has_its_
     managed = docker_engine.containers.list(all=True, filters={"label": "fleet.test_case=backend"})
     assert len([c for c in managed if c.labels["fleet.agent_id"] in ids]) == 3  # the losers' containers are gone
     for placement in placements:
-        wait_until(lambda: answers_health(placement.host_port))
+        wait_until(lambda placement=placement: answers_health(placement.host_port))
 
 
 def test_a_stopped_agents_port_stays_reserved_for_it(settings):

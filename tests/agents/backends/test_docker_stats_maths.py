@@ -82,7 +82,9 @@ def test_uptime_counts_from_the_last_start_and_is_zero_when_stopped():
 def test_a_stopped_container_with_only_a_limit_reports_zeros():
     snapshot = snapshot_from_stats({"memory_stats": {"limit": 128 * MB}}, running=False, started_at=None, now=NOW)
     assert snapshot.memory_limit_mb == 128.0
-    assert (snapshot.cpu_percent, snapshot.memory_usage_mb, snapshot.memory_percent, snapshot.pids) == (0.0, 0.0, 0.0, 0)
+    assert (
+        snapshot.cpu_percent, snapshot.memory_usage_mb, snapshot.memory_percent, snapshot.pids
+    ) == (0.0, 0.0, 0.0, 0)
     assert snapshot.running is False
 
 

@@ -116,8 +116,12 @@ def test_a_chat_turn_then_usage_counts_the_fake_models_tokens_and_price(openclaw
     usage = wait_until(lambda: (pulled := gateway.usage(_today())).complete and pulled, timeout=60, interval=1)
     (row,) = [r for r in usage.rows if (r.provider, r.model) == (FAKE_PROVIDER, fake_model.model_id)]
     assert row.day == _today() and row.calls >= 1
-    assert (row.input_tokens, row.output_tokens) == (USAGE["prompt_tokens"] * row.calls, USAGE["completion_tokens"] * row.calls)
-    per_call = (USAGE["prompt_tokens"] * PRICE_PER_MILLION["input"] + USAGE["completion_tokens"] * PRICE_PER_MILLION["output"]) / 1e6
+    assert (row.input_tokens, row.output_tokens) == (
+        USAGE["prompt_tokens"] * row.calls, USAGE["completion_tokens"] * row.calls
+    )
+    per_call = (
+        USAGE["prompt_tokens"] * PRICE_PER_MILLION["input"] + USAGE["completion_tokens"] * PRICE_PER_MILLION["output"]
+    ) / 1e6
     assert row.cost_usd == pytest.approx(per_call * row.calls)
 
 

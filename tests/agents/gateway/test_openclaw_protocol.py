@@ -111,7 +111,9 @@ def scripted():
 
 
 def test_the_connect_is_a_signed_backend_operator_with_the_least_scopes_per_call(scripted):
-    server, gateway = scripted(on_request=lambda method, params: {"ok": True, "payload": {"hash": "h1", "sessions": []}})
+    server, gateway = scripted(
+        on_request=lambda method, params: {"ok": True, "payload": {"hash": "h1", "sessions": []}}
+    )
 
     gateway.handshake()
     gateway.config_get()
@@ -120,7 +122,9 @@ def test_the_connect_is_a_signed_backend_operator_with_the_least_scopes_per_call
 
     first = server.connects[0]
     assert first["client"]["id"] == "gateway-client" and first["client"]["mode"] == "backend"
-    assert (first["role"], first["minProtocol"], first["maxProtocol"], first["auth"]) == ("operator", 4, 4, {"token": TOKEN})
+    assert (first["role"], first["minProtocol"], first["maxProtocol"], first["auth"]) == (
+        "operator", 4, 4, {"token": TOKEN}
+    )
     assert [c["scopes"] for c in server.connects] == [
         ["operator.read"], ["operator.read"], ["operator.admin"], ["operator.read", "operator.write"]]
     assert server.bad_signatures == 0
@@ -206,7 +210,9 @@ def test_a_run_answers_accepted_first_and_its_result_later_under_the_same_id(scr
 
     reply = gateway.send_message("hi", conversation="c1")
 
-    assert (reply.text, reply.conversation, reply.input_tokens, reply.output_tokens) == ("done", "agent:main:fleet:c1", 5, 2)
+    assert (reply.text, reply.conversation, reply.input_tokens, reply.output_tokens) == (
+        "done", "agent:main:fleet:c1", 5, 2
+    )
     ((method, params),) = server.requests
     assert (method, params["sessionKey"], params["message"]) == ("agent", "fleet:c1", "hi")
     assert server.connects[0]["scopes"] == ["operator.write", "operator.approvals"]

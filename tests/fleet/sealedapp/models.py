@@ -9,3 +9,6 @@ class SealedNote(models.Model):
 
     class Meta:
         app_label = "fleet_sealedapp"
+
+    def __str__(self) -> str:
+        return self.title
