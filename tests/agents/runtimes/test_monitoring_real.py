@@ -33,3 +33,32 @@ def test_an_unanswering_runtime_turns_warning_and_comes_back(openclaw_runtime, d
     assert (recovered.status, recovered.last_error) == ("running", "")
     kinds = list(Event.objects.filter(agent_id=agent.pk).order_by("occurred_at").values_list("kind", flat=True))
     assert kinds[-2:] == ["agent.warning", "agent.running"]
+
+
+def _adopted(openclaw_runtime, settings, **fields):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1", "::1"]  # adopted gateways are checked by netsafety
+    return openclaw_runtime.agent(is_external=True, deploy_target="external", execution_target_id="external",
+                                  container_id="", gateway_url=f"http://127.0.0.1:{openclaw_runtime.port}", **fields)
+
+
+def test_the_first_sweep_over_an_adopted_runtime_records_its_version(openclaw_runtime, settings):
+    agent = _adopted(openclaw_runtime, settings)
+
+    agents_monitor()
+
+    agent.refresh_from_db()
+    assert (agent.status, agent.runtime_version) == ("running", "2026.9.6")
+    assert agent.last_handshake_at is not None
+
+
+def test_an_adopted_runtime_that_refuses_the_token_puts_the_agent_in_error(openclaw_runtime, settings):
+    wrong = "Wr0ng-" + openclaw_runtime.token[6:]  # as strong as the right one, but not it
+    agent = _adopted(openclaw_runtime, settings, gateway_token=wrong)
+
+    agents_monitor()
+
+    agent.refresh_from_db()
+    assert agent.status == "error"
+    assert agent.last_error.startswith("The runtime refused the agent's gateway token")
+    assert wrong not in agent.last_error and openclaw_runtime.token not in agent.last_error
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.error").exists()
