@@ -5,7 +5,7 @@ PORT   ?= 8000
 # Procfile commands (gunicorn, celery, python) resolve to the project's venv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install run test bench migrate clean
+.PHONY: install run test lint bench migrate clean
 
 # Reinstalled whenever pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -35,6 +35,10 @@ run: migrate
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# The lint rules are in pyproject.toml ([tool.ruff]); CI runs this before the tests.
+lint: install
+	$(VENV)/bin/ruff check .
 
 # Benchmarks print figures; they are never part of the test suite.
 bench: install
