@@ -1,5 +1,7 @@
 """The gateway listener's hooks: how an app says which agents' events it needs and gets them.
 
+For example (what the sandbox app might register; its hook and handler are the sandbox's to write):
+
     # sandbox/apps.py, in SandboxConfig.ready()
     from agents.gateway import register_listener_hook
     from agents.gateway.protocol import ADMIN, APPROVAL_CAPS, APPROVALS
