@@ -16,6 +16,7 @@ class Family:
     port_variable: str  # ...and its gateway's listen port from
     health_path: str  # liveness over HTTP, no credentials
     ready_path: str  # readiness over HTTP
+    image_setting: str  # the setting naming the image the family's workloads run
     fixed_env: dict[str, str] = field(default_factory=dict)  # what the runtime needs to serve at all
 
 
@@ -25,6 +26,7 @@ OPENCLAW = Family(
     port_variable="OPENCLAW_GATEWAY_PORT",
     health_path="/health",
     ready_path="/readyz",
+    image_setting="AGENT_IMAGE_OPENCLAW",
 )
 
 HERMES = Family(
@@ -33,6 +35,7 @@ HERMES = Family(
     port_variable="API_SERVER_PORT",
     health_path="/health",
     ready_path="/health/detailed",
+    image_setting="AGENT_IMAGE_HERMES",
     fixed_env={"API_SERVER_ENABLED": "true"},  # the API server is off unless asked for
 )
 

@@ -6,7 +6,7 @@ from django.conf import settings
 
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
 from ..gateway.families import family_of
-from ..models import Agent, RuntimeFamily
+from ..models import Agent
 
 FALLBACK_PUBLIC_URL = "http://localhost:8000"
 
@@ -21,9 +21,7 @@ def usage_url(agent: Agent) -> str:
 
 
 def runtime_image(runtime_family: str) -> str:
-    if runtime_family == RuntimeFamily.HERMES:
-        return settings.AGENT_IMAGE_HERMES
-    return settings.AGENT_IMAGE_OPENCLAW
+    return getattr(settings, family_of(runtime_family).image_setting)
 
 
 def runtime_env(agent: Agent, *, usage_token: str, gateway_port: int = GATEWAY_PORT) -> dict[str, str]:
