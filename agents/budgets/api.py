@@ -1,7 +1,7 @@
 """GET/PUT /agents/:id/budget and DELETE /agents/:id/budget/:budgetId.
 
 Viewers read, editors write; keys need agents:read to read and agents:write to write
-(agents.selectors.agent_for gives 404 for agents the caller cannot see).
+(agents.api.access gives 404 for agents the caller cannot see).
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ implementation from one table, and every failure is a fleet.errors family (error
 
 from __future__ import annotations
 
-import logging
-
 from fleet.errors import FleetError
 
 from ..models import Agent
@@ -41,8 +39,6 @@ from .hermes import HermesGateway
 from .hooks import ListenerHook, listener_hooks, register_listener_hook, unregister_listener_hook
 from .openclaw import OpenClawGateway
 
-logger = logging.getLogger(__name__)
-
 IMPLEMENTATIONS: dict[str, type[RuntimeGateway]] = {"openclaw": OpenClawGateway, "hermes": HermesGateway}
 
 
@@ -60,16 +56,6 @@ def gateway_readiness(agent: Agent, *, allow_starting: bool = False) -> Readines
         return gateway_for(agent, allow_starting=allow_starting).ready()
     except FleetError as exc:  # unreachable, refused, no endpoint: all mean "not ready"
         return Readiness(ready=False, failing=(exc.message,))
-
-
-def gateway_health(agent: Agent) -> bool:
-    """Whether the agent's gateway answers its health route now; any failure is "no"."""
-    try:
-        gateway_for(agent, allow_starting=True).health()
-        return True
-    except Exception as exc:  # unhealthy is an answer, never an error of the caller
-        logger.debug("Gateway health of agent %s failed: %s", agent.pk, exc)
-        return False
 
 
 __all__ = [
@@ -98,7 +84,6 @@ __all__ = [
     "endpoint_for",
     "family_of",
     "gateway_for",
-    "gateway_health",
     "gateway_readiness",
     "gateway_public_host",
     "listener_hooks",

@@ -1,4 +1,4 @@
-"""Reads of agent stats. The caller resolves the agent (and access) with agents.selectors.agent_for."""
+"""Reads of agent stats. The view resolves the agent and the caller's access (agents.api.access.AgentReader)."""
 
 from __future__ import annotations
 

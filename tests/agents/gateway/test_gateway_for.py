@@ -16,7 +16,7 @@ from agents.gateway import (
     HermesGateway,
     OpenClawGateway,
     gateway_for,
-    gateway_health,
+    gateway_readiness,
 )
 from fleet.api.errors import status_of
 from fleet.errors import DaemonUnreachable
@@ -63,7 +63,6 @@ def test_a_provisioned_agent_is_reached_where_its_backend_says(http_receiver):
     http_receiver.route("/health", {"status": "ok", "version": "0.19.0"})
 
     assert gateway_for(agent).health() == {"status": "ok", "version": "0.19.0"}
-    assert gateway_health(agent) is True
 
 
 def test_an_agent_whose_target_is_gone_reads_as_the_engines_failure():
@@ -71,7 +70,8 @@ def test_an_agent_whose_target_is_gone_reads_as_the_engines_failure():
 
     with pytest.raises(DaemonUnreachable):
         gateway_for(agent)
-    assert gateway_health(agent) is False
+    readiness = gateway_readiness(agent)
+    assert readiness.ready is False and readiness.failing  # not ready, and why
 
 
 def test_the_runtimes_refusals_read_as_502_and_unsupported_as_409(http_receiver):
