@@ -1,0 +1,165 @@
+"""Integration routes: thin views over integrations.services and integrations.selectors.
+
+Agent routes use agents.api.access: viewers read, editors write; keys need agents:read to read
+and agents:write to write, and reach only agents of their workspace (others are 404).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import HttpResponse
+from django.utils.html import escape
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from agents.api.access import AgentOperator, AgentReader
+from fleet.api.permissions import IsAuthenticated
+from fleet.api.serializers import SuccessOut
+from fleet.api.views import PUBLIC, ApiView, PublicApiView
+
+from . import catalog, selectors, services
+from .serializers import (
+    CatalogEntryOut,
+    CatalogQuery,
+    ConnectInput,
+    IntegrationOut,
+    OAuthCallbackQuery,
+    OAuthStartInput,
+    OAuthStartOut,
+    SyncOut,
+    TestResultOut,
+    UpdateInput,
+)
+
+RESULT_PATH = "/api/integrations/oauth/result"
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _record(integration) -> dict:
+    return IntegrationOut(selectors.integration_record(integration)).data
+
+
+class CatalogApi(ApiView):
+    access = {"GET": (IsAuthenticated,)}
+
+    @extend_schema(summary="The providers that can be connected", parameters=[CatalogQuery],
+                   responses=CatalogEntryOut(many=True))
+    def get(self, request):
+        query = _valid(CatalogQuery, request.query_params)
+        return Response(CatalogEntryOut(catalog.providers(query.get("category")), many=True).data)
+
+
+class AgentIntegrationsApi(ApiView):
+    access = {"GET": (AgentReader,), "POST": (AgentOperator,)}
+
+    @extend_schema(summary="The agent's integrations (secrets [REDACTED])", responses=IntegrationOut(many=True))
+    def get(self, request, agent_id):
+        integrations = selectors.integrations_of_agent(agent=request.agent_access.agent)
+        return Response([_record(i) for i in integrations])
+
+    @extend_schema(summary="Connect a provider (credentials encrypted, status active)", request=ConnectInput,
+                   responses={201: IntegrationOut})
+    def post(self, request, agent_id):
+        body = _valid(ConnectInput, request.data)
+        integration = services.integration_connect(
+            agent=request.agent_access.agent, provider=body["provider"], config=body["config"],
+            user=self.principal.user, mcp_enabled=body["mcpEnabled"],
+        )
+        return Response(_record(integration), status=status.HTTP_201_CREATED)
+
+
+class AgentIntegrationDetailApi(ApiView):
+    access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
+
+    @extend_schema(summary="Change fields ([REDACTED] keeps a secret) or turn the MCP server on or off",
+                   request=UpdateInput, responses=IntegrationOut)
+    def patch(self, request, agent_id, integration_id):
+        integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
+        body = _valid(UpdateInput, request.data)
+        integration = services.integration_update(integration=integration, config=body.get("config"),
+                                                  mcp_enabled=body.get("mcpEnabled"))
+        return Response(_record(integration))
+
+    @extend_schema(summary="Remove it: credentials deleted, the agent is not restarted", responses=SuccessOut)
+    def delete(self, request, agent_id, integration_id):
+        integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
+        services.integration_remove(integration=integration)
+        return Response(SuccessOut({"success": True}).data)
+
+
+class AgentIntegrationTestApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Call the provider's API with the stored credentials", request=None,
+                   responses=TestResultOut)
+    def post(self, request, agent_id, integration_id):
+        integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
+        return Response(TestResultOut(services.integration_test(integration=integration).as_dict()).data)
+
+
+class AgentIntegrationSyncApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Push the variables to the running agent, and say what changed", request=None,
+                   responses=SyncOut)
+    def post(self, request, agent_id):
+        result = services.integration_sync(agent=request.agent_access.agent)
+        return Response(SyncOut(result).data)
+
+
+class OAuthStartApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Start an OAuth 2.0 authorization (X with PKCE, LinkedIn)", request=OAuthStartInput,
+                   responses=OAuthStartOut)
+    def post(self, request, agent_id, provider):
+        body = _valid(OAuthStartInput, request.data)
+        authorization = services.oauth_start(
+            agent=request.agent_access.agent, user=self.principal.user, provider=provider,
+            client_id=body["clientId"], client_secret=body["clientSecret"],
+            request_base=request.build_absolute_uri("/"),
+        )
+        return Response(OAuthStartOut(authorization).data)
+
+
+class OAuthCallbackApi(PublicApiView):
+    access = {"GET": PUBLIC}
+
+    @extend_schema(summary="The provider's redirect: exchanges the code, then redirects to the result page",
+                   parameters=[OAuthCallbackQuery], responses={302: OpenApiResponse(description="to the result page")})
+    def get(self, request, provider):
+        query = _valid(OAuthCallbackQuery, request.query_params)
+        if query.get("error"):
+            return _to_result(provider, "error", f"The provider refused: {query['error'][:100]}")
+        integration = services.oauth_complete(provider=provider, code=query.get("code"), state=query.get("state"))
+        return _to_result(provider, "connected", f"{selectors.integration_record(integration).name} is connected.")
+
+
+def _to_result(provider: str, outcome: str, message: str) -> HttpResponse:
+    response = HttpResponse(status=302)
+    response["Location"] = f"{RESULT_PATH}?{urlencode({'provider': provider, 'status': outcome, 'message': message})}"
+    return response
+
+
+class OAuthResultApi(PublicApiView):
+    access = {"GET": PUBLIC}
+
+    @extend_schema(summary="A small page that says how the authorization ended",
+                   responses={(200, "text/html"): OpenApiTypes.STR})
+    def get(self, request):
+        outcome = "connected" if request.query_params.get("status") == "connected" else "error"
+        message = escape(request.query_params.get("message", "")[:300])
+        title = "Connected" if outcome == "connected" else "Authorization failed"
+        page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
+                f"<body><h1>{title}</h1><p>{message}</p><p>You can close this window.</p></body></html>")
+        return HttpResponse(page, content_type="text/html; charset=utf-8")
+
+
