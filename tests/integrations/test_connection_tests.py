@@ -99,7 +99,8 @@ def test_a_2xx_answer_that_says_no_is_a_failure(agent, settings, http_receiver, 
 
 def test_a_self_hosted_base_url_comes_from_the_config(agent, http_receiver):
     http_receiver.route("/api/v4/user", {"id": 1})
-    integration = integration_connect(agent=agent, provider="gitlab", config={"token": SECRET, "url": http_receiver.url})
+    config = {"token": SECRET, "url": http_receiver.url}
+    integration = integration_connect(agent=agent, provider="gitlab", config=config)
 
     assert integration_test(integration=integration).success
     assert http_receiver.wait_for(1)[0].header("private-token") == SECRET
