@@ -131,7 +131,11 @@ class RuntimeGateway(ABC):
     def config_get(self) -> dict:
         self._unsupported("reading its configuration")
 
-    def config_patch(self, patch: dict, base_hash: str | None = None) -> dict:
+    def config_patch(self, patch: dict, base_hash: str | None = None, *,
+                     replace_paths: list[str] | None = None) -> dict:
+        """Apply a JSON merge patch. `replace_paths` names the arrays the patch may shrink or
+        delete (OpenClaw refuses to remove array entries otherwise, e.g. deleting an object
+        that holds an array needs that array's path)."""
         self._unsupported("changing its configuration")
 
     # -- runs and usage ------------------------------------------------------------------

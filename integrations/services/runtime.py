@@ -115,6 +115,7 @@ def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncR
     present = set(((config.get("env") or {}).get("vars") or {}).keys())
     stale = sorted((present & catalog.managed_env_names()) - set(env))
     patch: dict = {"env": {"vars": {**env, **{name: None for name in stale}}}}
+    current_servers: set[str] = set()
     if servers is not None:
         current_servers = set(((config.get("mcp") or {}).get("servers") or {}).keys())
         gone = {name: None for name in current_servers if name.startswith(MCP_PREFIX) and name not in servers}
@@ -123,7 +124,10 @@ def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncR
     result = SyncResult(runtime="openclaw", env_vars=sorted(env), mcp_servers=sorted(servers or {}))
     if not env and not stale and "mcp" not in patch:
         return result  # nothing of ours in the config, nothing to add
-    answer = gateway.config_patch(patch, base_hash=current.get("hash"))
+    # A server's args may shrink or the server go: the runtime wants each such array named.
+    replace = sorted(f"mcp.servers.{name}.args" for name in (patch.get("mcp") or {}).get("servers", {})
+                     if name in current_servers)
+    answer = gateway.config_patch(patch, base_hash=current.get("hash"), replace_paths=replace or None)
     paths = answer.get("changed_paths") or []
     changed = _changed_names(paths, "env.vars.")
     if "env.vars" in paths or "env" in paths:
