@@ -180,10 +180,12 @@ def split_env_file(text: str) -> tuple[str, dict[str, str]]:
 
 
 def _quote(value: str) -> str:
-    # python-dotenv: single quotes are literal (no escapes, no ${} expansion).
+    """python-dotenv's syntax: single quotes are literal (no escapes, no ${} expansion); a value
+    holding a single quote or a newline is double-quoted, with backslash, double quote and newline
+    escaped (there a `${NAME}` would be expanded: python-dotenv has no escape for it)."""
     if "'" not in value and "\n" not in value:
         return f"'{value}'"
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("$", "\\$")
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
 
 
