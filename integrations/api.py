@@ -9,8 +9,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.http import HttpResponse
-from django.utils.html import escape
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -27,6 +25,9 @@ from .serializers import (
     ConnectInput,
     IntegrationOut,
     OAuthCallbackQuery,
+    OAuthResult,
+    OAuthResultOut,
+    OAuthResultQuery,
     OAuthStartInput,
     OAuthStartOut,
     SyncOut,
@@ -88,7 +89,7 @@ class AgentIntegrationDetailApi(ApiView):
                                                   mcp_enabled=body.get("mcpEnabled"))
         return Response(_record(integration))
 
-    @extend_schema(summary="Remove it: credentials deleted, the agent is not restarted", responses=SuccessOut)
+    @extend_schema(summary="Remove it: credentials deleted, the agent is not restarted", responses={200: SuccessOut})
     def delete(self, request, agent_id, integration_id):
         integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
         services.integration_remove(integration=integration)
@@ -133,33 +134,33 @@ class OAuthStartApi(ApiView):
 class OAuthCallbackApi(PublicApiView):
     access = {"GET": PUBLIC}
 
-    @extend_schema(summary="The provider's redirect: exchanges the code, then redirects to the result page",
-                   parameters=[OAuthCallbackQuery], responses={302: OpenApiResponse(description="to the result page")})
+    @extend_schema(
+        summary="The provider's redirect: exchanges the code. A browser is redirected (302) to the result "
+                "page; a client sending Accept: application/json gets the result itself",
+        parameters=[OAuthCallbackQuery],
+        responses={200: OAuthResultOut, 302: OpenApiResponse(description="to /api/integrations/oauth/result")},
+    )
     def get(self, request, provider):
         query = _valid(OAuthCallbackQuery, request.query_params)
         if query.get("error"):
-            return _to_result(provider, "error", f"The provider refused: {query['error'][:100]}")
-        integration = services.oauth_complete(provider=provider, code=query.get("code"), state=query.get("state"))
-        return _to_result(provider, "connected", f"{selectors.integration_record(integration).name} is connected.")
-
-
-def _to_result(provider: str, outcome: str, message: str) -> HttpResponse:
-    response = HttpResponse(status=302)
-    response["Location"] = f"{RESULT_PATH}?{urlencode({'provider': provider, 'status': outcome, 'message': message})}"
-    return response
+            result = OAuthResult(provider, "error", f"The provider refused the authorization: {query['error'][:100]}")
+        else:
+            integration = services.oauth_complete(provider=provider, code=query.get("code"), state=query.get("state"))
+            record = selectors.integration_record(integration)
+            result = OAuthResult(provider, "connected", f"{record.name} is connected.", str(record.id))
+        if "application/json" in request.headers.get("Accept", ""):
+            return Response(OAuthResultOut(result).data)
+        response = HttpResponse(status=302)
+        query = {"provider": provider, "status": result.status, "message": result.message}
+        response["Location"] = f"{RESULT_PATH}?{urlencode(query)}"
+        return response
 
 
 class OAuthResultApi(PublicApiView):
     access = {"GET": PUBLIC}
 
-    @extend_schema(summary="A small page that says how the authorization ended",
-                   responses={(200, "text/html"): OpenApiTypes.STR})
+    @extend_schema(summary="Where the browser lands after an authorization: how it ended",
+                   parameters=[OAuthResultQuery], responses=OAuthResultOut)
     def get(self, request):
-        outcome = "connected" if request.query_params.get("status") == "connected" else "error"
-        message = escape(request.query_params.get("message", "")[:300])
-        title = "Connected" if outcome == "connected" else "Authorization failed"
-        page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
-                f"<body><h1>{title}</h1><p>{message}</p><p>You can close this window.</p></body></html>")
-        return HttpResponse(page, content_type="text/html; charset=utf-8")
-
-
+        query = _valid(OAuthResultQuery, request.query_params)
+        return Response(OAuthResultOut(OAuthResult(query["provider"], query["status"], query["message"])).data)

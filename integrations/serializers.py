@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rest_framework import serializers
 
 from fleet.api.serializers import TimestampField
@@ -104,3 +106,24 @@ class OAuthCallbackQuery(serializers.Serializer):
     code = serializers.CharField(required=False)
     state = serializers.CharField(required=False)
     error = serializers.CharField(required=False, help_text="the provider's refusal (access_denied)")
+
+
+@dataclass(frozen=True)
+class OAuthResult:
+    provider: str
+    status: str  # connected | error
+    message: str
+    integration_id: str | None = None
+
+
+class OAuthResultOut(serializers.Serializer):
+    provider = serializers.CharField()
+    status = serializers.ChoiceField(choices=["connected", "error"])
+    message = serializers.CharField()
+    integrationId = serializers.CharField(source="integration_id", allow_null=True, required=False)
+
+
+class OAuthResultQuery(serializers.Serializer):
+    provider = serializers.CharField(max_length=64, default="")
+    status = serializers.ChoiceField(choices=["connected", "error"], default="error")
+    message = serializers.CharField(max_length=300, default="", allow_blank=True)

@@ -173,8 +173,20 @@ def test_the_result_page_says_how_it_ended(editor, agent, auth_server, provider)
 
     page = client_for().get(location)
 
-    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
-    assert b"Connected" in page.content
+    assert page.status_code == 200
+    assert page.json() == {"provider": provider, "status": "connected", "integrationId": None,
+                           "message": f"{'Twitter / X' if provider == 'twitter' else 'LinkedIn'} is connected."}
+
+
+def test_a_client_asking_for_json_gets_the_result_instead_of_a_redirect(editor, agent, auth_server, provider):
+    location = browse_to_provider(start(editor, agent, provider)["authorizeUrl"])
+    parts = urlsplit(location)
+
+    response = client_for().get(parts.path + "?" + parts.query, HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "connected"
+    assert response.json()["integrationId"] == str(Integration.objects.get().id)
 
 
 def test_a_replayed_state_is_refused(editor, agent, auth_server, provider):
