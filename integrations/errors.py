@@ -28,3 +28,8 @@ class OAuthStateInvalid(InvalidRequest):
 class OAuthFailed(InvalidRequest):
     code = "oauth_failed"
     default_message = "The provider did not complete the authorization."
+
+
+class SyncUnsupported(Conflict):
+    code = "unsupported"
+    default_message = "The agent's runtime cannot receive the integrations' environment."

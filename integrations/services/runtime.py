@@ -24,6 +24,7 @@ from agents.models import Agent, RuntimeFamily
 from agents.services.engine import engine_call
 
 from .. import catalog
+from ..errors import SyncUnsupported
 from ..fields import env_of, stored_config, value_of
 from ..models import Integration, IntegrationStatus
 
@@ -99,6 +100,10 @@ def integration_sync(*, agent: Agent) -> SyncResult:
 
 
 def runtime_state_apply(*, agent: Agent, include_mcp: bool) -> SyncResult:
+    if agent.runtime_family == RuntimeFamily.HERMES and agent.is_external:
+        # Hermes takes variables from a file of its state folder, which only a container
+        # Fleet runs gives it access to.
+        raise SyncUnsupported("An adopted Hermes agent's environment cannot be written by Fleet.")
     gateway = gateway_for(agent)  # AgentNotRunning unless running; the family's client
     env = desired_env(agent)
     if agent.runtime_family == RuntimeFamily.HERMES:

@@ -105,3 +105,11 @@ def test_an_unknown_agent_is_404(tenancy, agent, integration):
     response = tenancy.client("editor").get(f"/api/agents/{uuid.uuid4()}/integrations")
 
     assert response.status_code == 404
+
+
+def test_an_adopted_hermes_cannot_be_synced(tenancy):
+    agent = tenancy.agent(runtime_family="hermes", is_external=True, deploy_target="external", status="running")
+
+    response = tenancy.client("editor").post(url(agent, "/sync"))
+
+    assert response.status_code == 409 and response.json()["code"] == "unsupported"
