@@ -300,6 +300,7 @@ SPECTACULAR_SETTINGS = {
         "UserRoleEnum": ["user", "admin"],
         "WorkspaceRoleEnum": ["viewer", "editor", "admin", "owner"],
         "GrantableWorkspaceRoleEnum": ["viewer", "editor", "admin"],
+        "ChannelLoginKindEnum": ["qr", "cli", "none"],
     },
 }
 

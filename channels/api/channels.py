@@ -111,7 +111,7 @@ class AgentChannelDetailApi(ApiView):
                                                  enabled=body.get("enabled"), name=body.get("name"))
         return Response(LegacyChannelOut(channel).data)
 
-    @extend_schema(summary="Delete a legacy channel", responses=SuccessOut)
+    @extend_schema(summary="Delete a legacy channel", responses={200: SuccessOut})
     def delete(self, request, agent_id, cid):
         services.legacy_channel_delete(channel=legacy_channel(request.agent_access.agent, cid))
         return Response(SuccessOut({"success": True}).data)

@@ -168,6 +168,10 @@ class MessageOut(serializers.Serializer):
     created_at = TimestampField()
 
 
+class HandshakeOut(serializers.Serializer):
+    challenge = serializers.CharField()
+
+
 class WebhookAcceptedOut(serializers.Serializer):
     received = serializers.BooleanField()
     messageId = serializers.UUIDField(allow_null=True)  # noqa: N815

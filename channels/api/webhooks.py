@@ -18,7 +18,7 @@ from fleet.api.views import PUBLIC, PublicApiView
 from fleet.errors import PayloadTooLarge
 
 from .. import services
-from .serializers import WebhookAcceptedOut
+from .serializers import HandshakeOut, WebhookAcceptedOut
 
 
 class ChannelRateThrottle(IPRateThrottle):
@@ -64,7 +64,7 @@ class ChannelWebhookApi(PublicApiView):
     @extend_schema(
         summary="Inbound message for a legacy channel (public)",
         request={"application/json": dict},
-        responses={202: WebhookAcceptedOut, 200: OpenApiResponse(description="Slack url_verification: {challenge}")},
+        responses={202: WebhookAcceptedOut, 200: OpenApiResponse(HandshakeOut, description="Slack url_verification")},
     )
     def post(self, request, channel_id):
         channel = services.receiving_channel(channel_id)

@@ -120,8 +120,6 @@ def runtime_channel_save(*, agent: Agent, type_: str, config=None, enabled: bool
     """Validate and store the channel's config, then push it when the agent runs."""
     require_openclaw(agent)
     definition = definition_of(agent, type_)
-    if enabled is not False:
-        plugin_path(definition)  # refuse a channel the runtime cannot load, before storing it
     with transaction.atomic():
         channel = RuntimeChannel.objects.select_for_update().filter(agent=agent, type=type_).first()
         if config is not None or channel is None:
@@ -132,6 +130,8 @@ def runtime_channel_save(*, agent: Agent, type_: str, config=None, enabled: bool
             channel.store(checked)
         if enabled is not None:
             channel.enabled = enabled
+        if channel.enabled:
+            plugin_path(definition)  # refuse a channel the runtime cannot load, before storing it
         channel.applied_at = None
         channel.save()
     if agent.status not in ("running", "warning"):
