@@ -26,8 +26,9 @@ class ChannelRateThrottle(IPRateThrottle):
 
     scope = "channel_webhook"
 
-    def get_rate(self):
-        return settings.CHANNELS_WEBHOOK_RATE
+    def __init__(self):
+        self.rate = settings.CHANNELS_WEBHOOK_RATE  # read per request, so a changed setting applies
+        super().__init__()
 
     def get_cache_key(self, request, view):
         return self.cache_format % {"scope": self.scope, "ident": str(view.kwargs.get("channel_id"))}

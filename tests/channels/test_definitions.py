@@ -13,7 +13,7 @@ REQUIRED_OPENCLAW = {"whatsapp", "telegram", "slack", "discord", "feishu", "zalo
 
 
 def test_every_openclaw_type_the_design_names_is_defined():
-    assert REQUIRED_OPENCLAW <= {d.type for d in OPENCLAW_TYPES}
+    assert {d.type for d in OPENCLAW_TYPES} >= REQUIRED_OPENCLAW
     assert {d.type for d in LEGACY_TYPES} == {"webhook", "telegram", "slack", "discord", "email"}
 
 
