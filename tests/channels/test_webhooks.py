@@ -153,7 +153,8 @@ def test_slack_url_verification_gets_its_challenge_and_bot_echoes_are_ignored(sl
 
 
 def test_generic_webhooks_are_verified_by_standard_webhooks(hermes_agent, hook_url):
-    channel = legacy_channel_create(agent=hermes_agent, type_="webhook", config={"url": hook_url, "secret": HOOK_SECRET})
+    channel = legacy_channel_create(agent=hermes_agent, type_="webhook",
+                                    config={"url": hook_url, "secret": HOOK_SECRET})
     body = json.dumps({"text": "ping", "sender": "alice"}).encode()
     timestamp = str(int(time.time()))
     signed = {"HTTP_WEBHOOK_ID": "msg_1", "HTTP_WEBHOOK_TIMESTAMP": timestamp,
