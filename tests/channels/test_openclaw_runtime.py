@@ -58,7 +58,8 @@ def test_telegram_saved_reaches_the_runtime_and_the_catalog_reads_its_live_statu
     assert RuntimeChannel.objects.get(agent=agent).secret_values == {"botToken": TOKEN}
 
 
-def test_stored_config_is_pushed_again_when_the_agent_starts(agent, tenancy, settings):
+def test_stored_config_is_pushed_again_when_the_agent_starts(agent, tenancy,
+                                                             django_capture_on_commit_callbacks):
     agent.status = "stopped"
     agent.save(update_fields=["status"])
     saved = tenancy.client("editor").post(f"/api/agents/{agent.id}/channels",
@@ -68,10 +69,10 @@ def test_stored_config_is_pushed_again_when_the_agent_starts(agent, tenancy, set
     assert saved.json()["restart"] == "pending"
     agent.status = "running"
     agent.save(update_fields=["status"])
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     reapply.app.conf.task_always_eager = True
     try:
-        emit("agent.started", agent=agent)  # the subscriber queues channels.reapply, run here eagerly
+        with django_capture_on_commit_callbacks(execute=True):
+            emit("agent.started", agent=agent)  # the subscriber queues channels.reapply, run here eagerly
     finally:
         reapply.app.conf.task_always_eager = False
 
