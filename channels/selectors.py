@@ -48,6 +48,7 @@ class CatalogRow:
     lastError: str | None = None  # noqa: N815 - the payload's own name
     live: bool = False
     available: bool = True
+    statusIssues: tuple = ()  # noqa: N815
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ def catalog_row(definition: Definition, stored: RuntimeChannel | None, live: Cha
         lastError=(live.error or None) if live is not None else None,
         live=is_live,
         available=plugin_available(definition),
+        statusIssues=live.issues if live is not None else (),
     )
 
 

@@ -39,6 +39,7 @@ class ChannelState:
     connected: bool
     linked: bool | None = None
     error: str = ""
+    issues: tuple[dict, ...] = ()  # the runtime's statusIssues of this channel: {kind, message, fix}
 
 
 @dataclass(frozen=True)

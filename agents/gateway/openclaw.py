@@ -139,6 +139,7 @@ class OpenClawGateway(RuntimeGateway):
     # -- channels ------------------------------------------------------------------------------
     def channels_status(self) -> list[ChannelState]:
         payload = self._call([READ], "channels.status") or {}
+        issues = [i for i in payload.get("statusIssues") or [] if isinstance(i, dict)]
         states = []
         for channel, state in (payload.get("channels") or {}).items():
             state = state if isinstance(state, dict) else {}
@@ -149,6 +150,8 @@ class OpenClawGateway(RuntimeGateway):
                 connected=bool(state.get("connected")),
                 linked=state.get("linked") if isinstance(state.get("linked"), bool) else None,
                 error=str(state.get("lastError") or ""),
+                issues=tuple({k: issue.get(k) for k in ("kind", "message", "fix")}
+                             for issue in issues if issue.get("channel") == channel),
             ))
         return states
 

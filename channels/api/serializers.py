@@ -53,6 +53,7 @@ class CatalogRowOut(serializers.Serializer):
     lastError = serializers.CharField(allow_null=True)  # noqa: N815
     live = serializers.BooleanField()
     available = serializers.BooleanField(help_text="False when the runtime image lacks the channel's plugin.")
+    statusIssues = serializers.ListField(child=serializers.DictField(), help_text="The runtime's {kind, message, fix}.")  # noqa: N815
 
 
 class LegacyChannelOut(serializers.Serializer):

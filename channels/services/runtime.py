@@ -121,12 +121,12 @@ def runtime_channel_save(*, agent: Agent, type_: str, config=None, enabled: bool
     require_openclaw(agent)
     definition = definition_of(agent, type_)
     with transaction.atomic():
-        channel = RuntimeChannel.objects.select_for_update().filter(agent=agent, type=type_).first()
-        if config is not None or channel is None:
-            stored = channel.checked if channel else None
-            checked = config_check(definition, config if config is not None else {}, stored=stored,
-                                   merge=partial and channel is not None)
-            channel = channel or RuntimeChannel(agent=agent, type=type_)
+        # Locked (or created) once: two saves of one channel at a time apply one after the other;
+        # a refused one rolls back the row it created.
+        channel, created = RuntimeChannel.objects.select_for_update().get_or_create(agent=agent, type=type_)
+        if config is not None or created:
+            checked = config_check(definition, config if config is not None else {},
+                                   stored=None if created else channel.checked, merge=partial and not created)
             channel.store(checked)
         if enabled is not None:
             channel.enabled = enabled

@@ -136,3 +136,16 @@ def test_openclaw_routes_on_a_hermes_agent_are_409_legacy_channel(tenancy, herme
     response = tenancy.client("editor").post(_url(hermes_agent, suffix), {}, format="json")
 
     assert (response.status_code, response.json()["code"]) == (409, "legacy_channel")
+
+
+def test_the_admin_lists_channels_without_their_secrets(tenancy, openclaw_agent, client):
+    tenancy.client("editor").post(_url(openclaw_agent), {"type": "telegram", "config": {"botToken": TOKEN}},
+                                  format="json")
+    client.force_login(tenancy.platform_admin)
+    channel = RuntimeChannel.objects.get()
+
+    listing = client.get("/admin/channels/runtimechannel/")
+    detail = client.get(f"/admin/channels/runtimechannel/{channel.pk}/change/")
+
+    assert listing.status_code == detail.status_code == 200
+    assert TOKEN not in detail.content.decode() and channel.secrets not in detail.content.decode()

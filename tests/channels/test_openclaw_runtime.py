@@ -49,6 +49,7 @@ def test_telegram_saved_reaches_the_runtime_and_the_catalog_reads_its_live_statu
     assert body["live"] is True
     telegram = next(row for row in body["channels"] if row["id"] == "telegram")
     assert telegram["configured"] is True and telegram["live"] is True  # channels.status says so
+    assert isinstance(telegram["statusIssues"], list)
 
     toggled = editor.patch(f"/api/agents/{agent.id}/channels/telegram", {"enabled": False}, format="json")
 
