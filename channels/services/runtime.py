@@ -110,7 +110,11 @@ def runtime_channels_push(*, agent: Agent, channels: list[RuntimeChannel],
     definitions = {c.type: definition_of(agent, c.type) for c in channels}
     patch = {"channels": {c.type: channel_block(c, definitions[c.type]) for c in channels}}
     patch.update(_plugin_patch(gateway, [definitions[c.type] for c in channels if c.enabled]))
-    result = gateway.config_patch(patch)
+    # Lists are Fleet's desired state as a whole: the runtime replaces them instead of refusing
+    # a patch that drops an entry.
+    replace = [f"channels.{c.type}.{f.key}" for c in channels for f in definitions[c.type].config_fields
+               if f.type == "list"]
+    result = gateway.config_patch(patch, replace_paths=replace)
     RuntimeChannel.objects.filter(pk__in=[c.pk for c in channels]).update(applied_at=timezone.now())
     return "requested" if result.get("requires_restart") else "applied"
 

@@ -58,6 +58,12 @@ def test_telegram_saved_reaches_the_runtime_and_the_catalog_reads_its_live_statu
     assert _runtime_channels(agent)["telegram"]["enabled"] is False
     assert RuntimeChannel.objects.get(agent=agent).secret_values == {"botToken": TOKEN}
 
+    for senders in (["111", "222"], ["333"]):  # a list shrinks: the runtime replaces it (replacePaths)
+        listed = editor.patch(f"/api/agents/{agent.id}/channels/telegram", {"config": {"allowFrom": senders}},
+                              format="json")
+        assert listed.status_code == 200, listed.content
+    assert _runtime_channels(agent)["telegram"]["allowFrom"] == ["333"]
+
 
 def test_stored_config_is_pushed_again_when_the_agent_starts(agent, tenancy,
                                                              django_capture_on_commit_callbacks):
