@@ -39,6 +39,7 @@ class ChannelState:
     connected: bool
     linked: bool | None = None
     error: str = ""
+    issues: tuple[dict, ...] = ()  # the runtime's statusIssues of this channel: {kind, message, fix}
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ class RuntimeGateway(ABC):
     def config_get(self) -> dict:
         self._unsupported("reading its configuration")
 
-    def config_patch(self, patch: dict, base_hash: str | None = None) -> dict:
+    def config_patch(self, patch: dict, base_hash: str | None = None, *,
+                     replace_paths: list[str] | None = None) -> dict:
         self._unsupported("changing its configuration")
 
     # -- runs and usage ------------------------------------------------------------------

@@ -139,6 +139,7 @@ class OpenClawGateway(RuntimeGateway):
     # -- channels ------------------------------------------------------------------------------
     def channels_status(self) -> list[ChannelState]:
         payload = self._call([READ], "channels.status") or {}
+        issues = [i for i in payload.get("statusIssues") or [] if isinstance(i, dict)]
         states = []
         for channel, state in (payload.get("channels") or {}).items():
             state = state if isinstance(state, dict) else {}
@@ -149,6 +150,8 @@ class OpenClawGateway(RuntimeGateway):
                 connected=bool(state.get("connected")),
                 linked=state.get("linked") if isinstance(state.get("linked"), bool) else None,
                 error=str(state.get("lastError") or ""),
+                issues=tuple({k: issue.get(k) for k in ("kind", "message", "fix")}
+                             for issue in issues if issue.get("channel") == channel),
             ))
         return states
 
@@ -180,19 +183,23 @@ class OpenClawGateway(RuntimeGateway):
         return {"hash": payload.get("hash"), "config": payload.get("parsed") or {},
                 "valid": payload.get("valid"), "issues": payload.get("issues") or []}
 
-    def config_patch(self, patch: dict, base_hash: str | None = None) -> dict:
-        """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried."""
+    def config_patch(self, patch: dict, base_hash: str | None = None, *,
+                     replace_paths: list[str] | None = None) -> dict:
+        """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried.
+        OpenClaw refuses a patch that would drop entries of an array unless that array's dotted
+        path is in `replace_paths` (measured on 2026.9.6; a path not in the config is harmless)."""
         raw = json.dumps(patch)
+        extra = {"replacePaths": list(replace_paths)} if replace_paths else {}
 
         async def work(connection: OpenClawConnection) -> dict:
             current = base_hash or (await connection.call("config.get"))["hash"]
             try:
-                return await connection.call("config.patch", {"raw": raw, "baseHash": current})
+                return await connection.call("config.patch", {"raw": raw, "baseHash": current, **extra})
             except GatewayError as exc:
                 if not _stale_hash(exc):
                     raise
             fresh = (await connection.call("config.get"))["hash"]
-            return await connection.call("config.patch", {"raw": raw, "baseHash": fresh})
+            return await connection.call("config.patch", {"raw": raw, "baseHash": fresh, **extra})
 
         payload = self._session([ADMIN], work) or {}
         # Never pass on payload["config"]: the runtime returns the whole config, secrets in clear.
