@@ -131,7 +131,8 @@ class RuntimeGateway(ABC):
     def config_get(self) -> dict:
         self._unsupported("reading its configuration")
 
-    def config_patch(self, patch: dict, base_hash: str | None = None) -> dict:
+    def config_patch(self, patch: dict, base_hash: str | None = None, *, replace_paths: tuple[str, ...] = ()) -> dict:
+        """`replace_paths`: the array paths (e.g. "tools.allow") the patch may shorten."""
         self._unsupported("changing its configuration")
 
     # -- runs and usage ------------------------------------------------------------------

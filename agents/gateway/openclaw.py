@@ -180,19 +180,22 @@ class OpenClawGateway(RuntimeGateway):
         return {"hash": payload.get("hash"), "config": payload.get("parsed") or {},
                 "valid": payload.get("valid"), "issues": payload.get("issues") or []}
 
-    def config_patch(self, patch: dict, base_hash: str | None = None) -> dict:
-        """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried."""
+    def config_patch(self, patch: dict, base_hash: str | None = None, *, replace_paths: tuple[str, ...] = ()) -> dict:
+        """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried.
+        The runtime refuses a patch that drops array entries unless their path is in
+        `replace_paths` (e.g. "tools.allow")."""
         raw = json.dumps(patch)
+        extra = {"replacePaths": list(replace_paths)} if replace_paths else {}
 
         async def work(connection: OpenClawConnection) -> dict:
             current = base_hash or (await connection.call("config.get"))["hash"]
             try:
-                return await connection.call("config.patch", {"raw": raw, "baseHash": current})
+                return await connection.call("config.patch", {"raw": raw, "baseHash": current, **extra})
             except GatewayError as exc:
                 if not _stale_hash(exc):
                     raise
             fresh = (await connection.call("config.get"))["hash"]
-            return await connection.call("config.patch", {"raw": raw, "baseHash": fresh})
+            return await connection.call("config.patch", {"raw": raw, "baseHash": fresh, **extra})
 
         payload = self._session([ADMIN], work) or {}
         # Never pass on payload["config"]: the runtime returns the whole config, secrets in clear.
