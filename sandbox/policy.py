@@ -188,8 +188,10 @@ def tools_config_patch(document: dict) -> dict:
     """The config.patch of `tools.*`. Empty allow/deny lists are sent as lists too: an earlier
     version's entries must go (the patch lists their paths in replacePaths)."""
     tools = document["tools"]
+    # toolSearch off: the model gets the policy's tools themselves, as on NVIDIA's hosted route
+    # (OpenClaw hides them behind tool_search for an NVIDIA provider at any other address).
     return {"tools": {"profile": tools["profile"], "allow": list(tools["allow"]), "deny": list(tools["deny"]),
-                      "exec": {"mode": document["exec"]["mode"]}}}
+                      "exec": {"mode": document["exec"]["mode"]}, "toolSearch": False}}
 
 
 def exec_approvals_file(document: dict, current: dict) -> dict:

@@ -66,7 +66,7 @@ def approval_requested_record(*, agent_id, payload: dict) -> SandboxApproval | N
             )
             agent_event(agent, "sandbox.approval_requested",
                         f"Agent {agent.name} asks to run: {approval.command[:200]}",
-                        requestId=approval.request_id, kind=approval.kind, command=approval.command,
+                        requestId=approval.request_id, approvalKind=approval.kind, command=approval.command,
                         cwd=approval.cwd, expiresAt=approval.expires_at.isoformat() if approval.expires_at else None)
     except IntegrityError:
         return None
