@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
+from fleet.api.fields import RawStringField
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
@@ -31,6 +32,7 @@ from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, S
 from .tokens import principal_from_session_token, session_token_issue
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
+MIN_PROVIDER_KEY_LENGTH, MAX_PROVIDER_KEY_LENGTH = 8, 512
 
 
 def _password_field(**kwargs) -> serializers.CharField:
@@ -209,9 +211,12 @@ class ProviderKeyApi(ApiView):
     access = {"PUT": (SessionOnly,), "DELETE": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
-        key = serializers.CharField(min_length=8, max_length=512, trim_whitespace=False)
+        key = RawStringField()
 
         def validate_key(self, value: str) -> str:
+            if not MIN_PROVIDER_KEY_LENGTH <= len(value) <= MAX_PROVIDER_KEY_LENGTH:
+                raise serializers.ValidationError(
+                    f"A provider key has {MIN_PROVIDER_KEY_LENGTH} to {MAX_PROVIDER_KEY_LENGTH} characters.")
             if any(c.isspace() for c in value):
                 raise serializers.ValidationError("A provider key contains no whitespace.")
             return value
@@ -227,7 +232,7 @@ class ProviderKeyApi(ApiView):
         return Response(ProviderKeyOut({"provider": row.provider, "configured": True,
                                         "updated_at": row.updated_at}).data)
 
-    @extend_schema(summary="Remove the caller's key for a model provider", responses=SuccessOut)
+    @extend_schema(summary="Remove the caller's key for a model provider", responses={200: SuccessOut})
     def delete(self, request, provider):
         provider_keys.provider_key_delete(user=self.principal.user, provider=provider)
         return Response(SuccessOut({"success": True}).data)
