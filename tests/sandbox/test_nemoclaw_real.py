@@ -9,6 +9,8 @@ agent runs `node`. The stop/start test comes last: it restarts the module's cont
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import uuid
 
@@ -17,6 +19,7 @@ from django.db import connections
 
 from accounts.provider_keys import provider_key_set
 from agents.gateway import gateway_for
+from fleet.models import Event
 from sandbox.models import SandboxApproval
 from tests.factories.alerts import make_rule, webhook
 from tests.infra.fake_model import ANSWER
@@ -179,8 +182,16 @@ def test_an_allowlisted_command_runs_without_asking(sandbox, operator, fake_mode
     assert not SandboxApproval.objects.filter(agent=sandbox).exists()
 
 
-def test_the_status_of_a_running_sandbox_reports_the_runtime(sandbox, operator, openclaw_runtime):
-    post_policy(operator, sandbox, exec={"mode": "allowlist", "allow": [{"pattern": "node", "argPattern": "^-p"}]})
+def test_the_status_of_a_running_sandbox_reports_the_runtime_and_the_key_went_only_to_its_model_config(
+        sandbox, operator, openclaw_runtime, caplog):
+    with caplog.at_level(logging.DEBUG):
+        body = post_policy(operator, sandbox, exec={"mode": "allowlist",
+                                                    "allow": [{"pattern": "node", "argPattern": "^-p"}]})
+    assert body["applied"] is True
+    providers = gateway_for(sandbox).config_get()["config"]["models"]["providers"]
+    assert providers["nvidia"]["apiKey"] == "__OPENCLAW_REDACTED__"  # set, and the runtime keeps it secret
+    assert NVIDIA_KEY not in caplog.text
+    assert not any(NVIDIA_KEY in json.dumps(event.data) for event in Event.objects.all())
 
     status = operator.get(url(sandbox, "status")).json()
 

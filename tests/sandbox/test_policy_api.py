@@ -118,3 +118,12 @@ def test_who_may_post_a_policy(tenancy, agent, who, status):
 
     assert response.status_code == status, response.content
     assert SandboxPolicy.objects.filter(agent=agent, version=2).exists() == (status == 200)
+
+
+def test_a_running_agent_whose_runtime_cannot_take_it_now_answers_not_applied(tenancy):
+    agent = sandboxed(tenancy, status="running", container_id="c" * 64, gateway_host_port=1)
+
+    response = post(client_for(tenancy.editor), agent, {"exec": {"mode": "deny"}})
+
+    assert response.status_code == 200
+    assert (response.json()["version"], response.json()["applied"]) == (2, False)

@@ -66,3 +66,15 @@ def test_a_standard_agent_is_400_not_sandboxed(tenancy):
 ])
 def test_who_may_read_the_status(tenancy, agent, who, status):
     assert tenancy.client(who).get(status_url(agent)).status_code == status
+
+
+def test_the_admin_lists_policies_and_approvals_read_only(tenancy, agent):
+    from sandbox.services import policy_current
+
+    policy_current(agent)
+    client = client_for()
+    client.force_login(tenancy.platform_admin)
+
+    for name in ("sandboxpolicy", "sandboxapproval"):
+        assert client.get(f"/admin/sandbox/{name}/").status_code == 200
+        assert client.get(f"/admin/sandbox/{name}/add/").status_code == 403
