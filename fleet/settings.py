@@ -213,6 +213,11 @@ SOCIAL_AUTH_USER_MODEL = AUTH_USER_MODEL
 # --- Product settings -----------------------------------------------------------------
 ENABLED_SANDBOX_PROFILES = env.list("ENABLED_SANDBOX_PROFILES", default=["standard"])
 NVIDIA_API_KEY = env.str("NVIDIA_API_KEY", default="")
+# The nemoclaw sandbox's model endpoint (OpenAI-compatible); tests point it at a loopback fake.
+NVIDIA_BASE_URL = env.str("NVIDIA_BASE_URL", default="https://integrate.api.nvidia.com/v1")
+# Applying a sandbox's policy at start: retries while the runtime comes up (backoff doubles, max 60 s).
+SANDBOX_APPLY_MAX_RETRIES = env.int("SANDBOX_APPLY_MAX_RETRIES", default=8)
+SANDBOX_APPLY_RETRY_BACKOFF_SECONDS = env.float("SANDBOX_APPLY_RETRY_BACKOFF_SECONDS", default=2)
 NEXTAUTH_URL = env.str("NEXTAUTH_URL", default="")
 NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
 DEFAULT_RUNTIME_FAMILY = env.str("DEFAULT_RUNTIME_FAMILY", default="openclaw")

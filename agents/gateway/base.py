@@ -9,6 +9,7 @@ Results that every family can give the same way are dataclasses; the runtime's o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import NoReturn
@@ -133,7 +134,7 @@ class RuntimeGateway(ABC):
         self._unsupported("reading its configuration")
 
     def config_patch(self, patch: dict, base_hash: str | None = None, *,
-                     replace_paths: list[str] | None = None) -> dict:
+                     replace_paths: Sequence[str] = ()) -> dict:
         self._unsupported("changing its configuration")
 
     # -- runs and usage ------------------------------------------------------------------

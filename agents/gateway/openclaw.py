@@ -15,7 +15,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
@@ -184,7 +184,7 @@ class OpenClawGateway(RuntimeGateway):
                 "valid": payload.get("valid"), "issues": payload.get("issues") or []}
 
     def config_patch(self, patch: dict, base_hash: str | None = None, *,
-                     replace_paths: list[str] | None = None) -> dict:
+                     replace_paths: Sequence[str] = ()) -> dict:
         """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried.
         OpenClaw refuses a patch that would drop entries of an array unless that array's dotted
         path is in `replace_paths` (measured on 2026.9.6; a path not in the config is harmless)."""
