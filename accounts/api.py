@@ -8,21 +8,31 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
+from fleet.api.fields import RawStringField
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
 from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
 
-from . import services
+from . import provider_keys, services
 from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
 from .oauth import GITHUB, PROVIDERS, provider_identity
 from .selectors import bootstrap_status
-from .serializers import BootstrapStatusOut, OAuthLoginOut, ProfileOut, SessionTokenOut, SignupOut, UserOut
+from .serializers import (
+    BootstrapStatusOut,
+    OAuthLoginOut,
+    ProfileOut,
+    ProviderKeyOut,
+    SessionTokenOut,
+    SignupOut,
+    UserOut,
+)
 from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, SignupDailyThrottle
 from .tokens import principal_from_session_token, session_token_issue
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
+MIN_PROVIDER_KEY_LENGTH, MAX_PROVIDER_KEY_LENGTH = 8, 512
 
 
 def _password_field(**kwargs) -> serializers.CharField:
@@ -192,3 +202,37 @@ class LogoutApi(PublicApiView):
         response = Response(SuccessOut({"success": True}).data)
         session_cookie_clear(response)
         return response
+
+
+class ProviderKeyApi(ApiView):
+    """The caller's own model-provider key (nemoclaw sandboxes use `nvidia`). Session only: the
+    key belongs to a person, and a workspace key acts for a workspace. Never shown back."""
+
+    access = {"PUT": (SessionOnly,), "DELETE": (SessionOnly,)}
+
+    class InputSerializer(serializers.Serializer):
+        key = RawStringField()
+
+        def validate_key(self, value: str) -> str:
+            if not MIN_PROVIDER_KEY_LENGTH <= len(value) <= MAX_PROVIDER_KEY_LENGTH:
+                raise serializers.ValidationError(
+                    f"A provider key has {MIN_PROVIDER_KEY_LENGTH} to {MAX_PROVIDER_KEY_LENGTH} characters.")
+            if any(c.isspace() for c in value):
+                raise serializers.ValidationError("A provider key contains no whitespace.")
+            return value
+
+    @extend_schema(summary="Save the caller's key for a model provider (encrypted, never shown back)",
+                   request=InputSerializer, responses=ProviderKeyOut)
+    def put(self, request, provider):
+        provider_keys.require_provider(provider)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        row = provider_keys.provider_key_set(user=self.principal.user, provider=provider,
+                                             key=data.validated_data["key"])
+        return Response(ProviderKeyOut({"provider": row.provider, "configured": True,
+                                        "updated_at": row.updated_at}).data)
+
+    @extend_schema(summary="Remove the caller's key for a model provider", responses={200: SuccessOut})
+    def delete(self, request, provider):
+        provider_keys.provider_key_delete(user=self.principal.user, provider=provider)
+        return Response(SuccessOut({"success": True}).data)

@@ -13,5 +13,6 @@ urlpatterns = [
     path("auth/password", api.PasswordApi.as_view(), name="auth-password"),
     path("auth/oauth-login", api.OAuthLoginApi.as_view(), name="auth-oauth-login"),
     path("auth/session-upgrade", api.SessionUpgradeApi.as_view(), name="auth-session-upgrade"),
+    path("auth/provider-keys/<str:provider>", api.ProviderKeyApi.as_view(), name="auth-provider-key"),
     path("auth/logout", api.LogoutApi.as_view(), name="auth-logout"),
 ]

@@ -213,6 +213,11 @@ SOCIAL_AUTH_USER_MODEL = AUTH_USER_MODEL
 # --- Product settings -----------------------------------------------------------------
 ENABLED_SANDBOX_PROFILES = env.list("ENABLED_SANDBOX_PROFILES", default=["standard"])
 NVIDIA_API_KEY = env.str("NVIDIA_API_KEY", default="")
+# The nemoclaw sandbox's model endpoint (OpenAI-compatible); tests point it at a loopback fake.
+NVIDIA_BASE_URL = env.str("NVIDIA_BASE_URL", default="https://integrate.api.nvidia.com/v1")
+# Applying a sandbox's policy at start: retries while the runtime comes up (backoff doubles, max 60 s).
+SANDBOX_APPLY_MAX_RETRIES = env.int("SANDBOX_APPLY_MAX_RETRIES", default=8)
+SANDBOX_APPLY_RETRY_BACKOFF_SECONDS = env.float("SANDBOX_APPLY_RETRY_BACKOFF_SECONDS", default=2)
 NEXTAUTH_URL = env.str("NEXTAUTH_URL", default="")
 NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
 DEFAULT_RUNTIME_FAMILY = env.str("DEFAULT_RUNTIME_FAMILY", default="openclaw")
@@ -253,6 +258,22 @@ GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,190
 GATEWAY_LISTENER_SHARDS = env.int("GATEWAY_LISTENER_SHARDS", default=1)
 GATEWAY_LISTENER_SHARD = env.int("GATEWAY_LISTENER_SHARD", default=0)
 GATEWAY_LISTENER_REFRESH_SECONDS = env.float("GATEWAY_LISTENER_REFRESH_SECONDS", default=15)
+# Channels (channels app): the provider APIs legacy adapters call (tests point them at loopback),
+# the inbound webhook limits, and how long a channel call to a runtime may take (OpenClaw stops a
+# channel in up to ~10 s when it cannot reach its provider).
+TELEGRAM_API_BASE_URL = env.str("TELEGRAM_API_BASE_URL", default="https://api.telegram.org")
+SLACK_API_BASE_URL = env.str("SLACK_API_BASE_URL", default="https://slack.com/api")
+DISCORD_API_BASE_URL = env.str("DISCORD_API_BASE_URL", default="https://discord.com/api/v10")
+CHANNELS_WEBHOOK_RATE = env.str("CHANNELS_WEBHOOK_RATE", default="120/1m")
+CHANNELS_WEBHOOK_MAX_BYTES = env.int("CHANNELS_WEBHOOK_MAX_BYTES", default=256 * 1024)
+CHANNELS_GATEWAY_TIMEOUT_SECONDS = env.float("CHANNELS_GATEWAY_TIMEOUT_SECONDS", default=30)
+CHANNELS_FORWARD_MAX_RETRIES = env.int("CHANNELS_FORWARD_MAX_RETRIES", default=20)
+CHANNELS_FORWARD_RETRY_SECONDS = env.float("CHANNELS_FORWARD_RETRY_SECONDS", default=15)
+# OpenClaw channel plugins the agent image carries beside OpenClaw (type=path in the image),
+# linked through `plugins.load.paths` when such a channel is saved.
+OPENCLAW_CHANNEL_PLUGIN_PATHS = env.dict(
+    "OPENCLAW_CHANNEL_PLUGIN_PATHS", default={"whatsapp": "/opt/openclaw/node_modules/@openclaw/whatsapp"}
+)
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 
 # --- Email ----------------------------------------------------------------------------
@@ -289,6 +310,7 @@ SPECTACULAR_SETTINGS = {
         "UserRoleEnum": ["user", "admin"],
         "WorkspaceRoleEnum": ["viewer", "editor", "admin", "owner"],
         "GrantableWorkspaceRoleEnum": ["viewer", "editor", "admin"],
+        "ChannelLoginKindEnum": ["qr", "cli", "none"],
     },
 }
 

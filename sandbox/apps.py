@@ -6,3 +6,8 @@ class SandboxConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     # Jobs for celery beat (fleet.periodic.PeriodicJob), installed by setup_periodic_tasks.
     periodic_tasks: tuple = ()
+
+    def ready(self) -> None:
+        from .subscriptions import register
+
+        register()

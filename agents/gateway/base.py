@@ -9,6 +9,7 @@ Results that every family can give the same way are dataclasses; the runtime's o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import NoReturn
@@ -39,6 +40,7 @@ class ChannelState:
     connected: bool
     linked: bool | None = None
     error: str = ""
+    issues: tuple[dict, ...] = ()  # the runtime's statusIssues of this channel: {kind, message, fix}
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,7 @@ class RuntimeGateway(ABC):
         self._unsupported("reading its configuration")
 
     def config_patch(self, patch: dict, base_hash: str | None = None, *,
-                     replace_paths: list[str] | None = None) -> dict:
-        """Apply a JSON merge patch. `replace_paths` names the arrays the patch may shrink or
-        delete (OpenClaw refuses to remove array entries otherwise, e.g. deleting an object
-        that holds an array needs that array's path)."""
+                     replace_paths: Sequence[str] = ()) -> dict:
         self._unsupported("changing its configuration")
 
     # -- runs and usage ------------------------------------------------------------------

@@ -15,7 +15,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
@@ -139,6 +139,7 @@ class OpenClawGateway(RuntimeGateway):
     # -- channels ------------------------------------------------------------------------------
     def channels_status(self) -> list[ChannelState]:
         payload = self._call([READ], "channels.status") or {}
+        issues = [i for i in payload.get("statusIssues") or [] if isinstance(i, dict)]
         states = []
         for channel, state in (payload.get("channels") or {}).items():
             state = state if isinstance(state, dict) else {}
@@ -149,6 +150,8 @@ class OpenClawGateway(RuntimeGateway):
                 connected=bool(state.get("connected")),
                 linked=state.get("linked") if isinstance(state.get("linked"), bool) else None,
                 error=str(state.get("lastError") or ""),
+                issues=tuple({k: issue.get(k) for k in ("kind", "message", "fix")}
+                             for issue in issues if issue.get("channel") == channel),
             ))
         return states
 
@@ -181,9 +184,10 @@ class OpenClawGateway(RuntimeGateway):
                 "valid": payload.get("valid"), "issues": payload.get("issues") or []}
 
     def config_patch(self, patch: dict, base_hash: str | None = None, *,
-                     replace_paths: list[str] | None = None) -> dict:
+                     replace_paths: Sequence[str] = ()) -> dict:
         """Apply a JSON merge patch. A missing or stale base hash is re-read once and retried.
-        `replace_paths` become the runtime's `replacePaths` (arrays the patch may shrink)."""
+        OpenClaw refuses a patch that would drop entries of an array unless that array's dotted
+        path is in `replace_paths` (measured on 2026.9.6; a path not in the config is harmless)."""
         raw = json.dumps(patch)
         extra = {"replacePaths": list(replace_paths)} if replace_paths else {}
 

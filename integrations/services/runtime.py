@@ -132,7 +132,7 @@ def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncR
     # A server's args may shrink or the server go: the runtime wants each such array named.
     replace = sorted(f"mcp.servers.{name}.args" for name in (patch.get("mcp") or {}).get("servers", {})
                      if name in current_servers)
-    answer = gateway.config_patch(patch, base_hash=current.get("hash"), replace_paths=replace or None)
+    answer = gateway.config_patch(patch, base_hash=current.get("hash"), replace_paths=replace)
     paths = answer.get("changed_paths") or []
     changed = _changed_names(paths, "env.vars.")
     if "env.vars" in paths or "env" in paths:

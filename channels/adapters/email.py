@@ -1,0 +1,30 @@
+"""Email: messages sent with Django's mail (EMAIL_URL, DEFAULT_FROM_EMAIL). Outbound only."""
+
+from __future__ import annotations
+
+import smtplib
+
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+
+from .base import SendResult, describe
+
+SUBJECT_WORDS = 8
+
+
+def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
+    recipients = [target] if target else list(config.get("to") or [])
+    if not recipients:
+        return SendResult.failure("No recipients.")
+    first_line = " ".join(text.split()[:SUBJECT_WORDS])
+    subject = " ".join(f"{config.get('subjectPrefix') or ''} {first_line}".split())[:200]
+    message = EmailMessage(
+        subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients,
+        connection=get_connection(
+            timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS),
+    )
+    try:
+        message.send(fail_silently=False)
+    except (smtplib.SMTPException, OSError) as exc:
+        return SendResult.failure(f"SMTP failed: {describe(exc)}")
+    return SendResult(True)

@@ -1,0 +1,78 @@
+"""Generic webhook: replies POSTed as JSON to the channel's URL (through fleet.netsafety, signed
+with the Standard Webhooks scheme when a secret is set); inbound JSON `{text, sender?, id?}`
+verified by the same scheme."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+
+import requests
+
+from fleet.netsafety import UnsafeTarget, safe_session
+
+from .base import Ignored, Inbound, SendResult, SignatureRefused, describe, header, timeout
+
+MAX_AGE_SECONDS = 300
+SECRET_PREFIX = "whsec_"
+
+
+def _key(secret: str) -> bytes:
+    if secret.startswith(SECRET_PREFIX):
+        try:
+            return base64.b64decode(secret[len(SECRET_PREFIX):])
+        except ValueError:
+            pass
+    return secret.encode()
+
+
+def signature(secret: str, message_id: str, timestamp: str, body: bytes) -> str:
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(_key(secret), signed, hashlib.sha256).digest()).decode()
+
+
+def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
+    body = json.dumps({"text": text, "recipient": target or None}).encode()
+    message_id, timestamp = f"msg_{uuid.uuid4().hex}", str(int(time.time()))
+    headers = {"Content-Type": "application/json", "webhook-id": message_id, "webhook-timestamp": timestamp}
+    if secrets.get("secret"):
+        headers["webhook-signature"] = signature(secrets["secret"], message_id, timestamp, body)
+    try:
+        with safe_session() as session:
+            response = session.post(config.get("url") or "", data=body, headers=headers, timeout=timeout())
+    except UnsafeTarget as exc:
+        return SendResult.failure(f"Refused unsafe target: {exc}")
+    except requests.RequestException as exc:
+        return SendResult.failure(f"Request failed: {describe(exc)}")
+    if not 200 <= response.status_code < 300:
+        return SendResult.failure(f"HTTP {response.status_code} {response.reason or ''}".strip())
+    return SendResult(True)
+
+
+def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
+    secret = secrets.get("secret")
+    if not secret:
+        return
+    message_id, timestamp = header(headers, "webhook-id"), header(headers, "webhook-timestamp")
+    given = header(headers, "webhook-signature").split()
+    try:
+        fresh = abs(time.time() - int(timestamp)) <= MAX_AGE_SECONDS
+    except ValueError:
+        fresh = False
+    expected = signature(secret, message_id, timestamp, body) if message_id and fresh else None
+    if not expected or not any(hmac.compare_digest(expected.encode(), g.encode()) for g in given):
+        raise SignatureRefused("The webhook signature is missing, stale or does not match the channel's secret.")
+
+
+def parse(payload: dict, headers):
+    text = payload.get("text") or payload.get("message") or payload.get("content")
+    if not isinstance(text, str) or not text.strip():
+        return Ignored("No text in the payload.")
+    sender = payload.get("sender") or payload.get("from") or "webhook"
+    update_id = payload.get("id") or header(headers, "webhook-id")
+    return Inbound(text=text, sender=str(sender)[:255], update_id=str(update_id or "")[:255],
+                   metadata={k: payload[k] for k in ("sender", "id") if k in payload})

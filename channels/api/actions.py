@@ -1,0 +1,75 @@
+"""Actions on one channel: connect/login/login-wait/logout (runtime-managed, 409 legacy_channel on
+a Hermes agent), test and messages (legacy, 409 runtime_managed on an OpenClaw agent)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from agents.api.access import AgentOperator, AgentReader
+from fleet.api.views import ApiView
+
+from .. import selectors, services
+from .channels import _valid, legacy_channel
+from .serializers import LoginOut, LoginWaitIn, LoginWaitOut, LogoutOut, MessageOut, MessagesQuery, TestOut
+
+LOGIN_DESCRIPTION = ("WhatsApp: QR pairing through the runtime (web.login.start). A failure the runtime reports "
+                     "inside its reply (no network, no provider) is 502 gateway_error with its message. "
+                     "409 agent_not_running, legacy_channel; 400 for types without a QR login.")
+
+
+class ChannelConnectApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+    force = False
+
+    @extend_schema(summary="Start linking a runtime channel", description=LOGIN_DESCRIPTION, request=None,
+                   responses=LoginOut)
+    def post(self, request, agent_id, cid):
+        result = services.runtime_channel_login(agent=request.agent_access.agent, type_=cid, force=self.force)
+        return Response(LoginOut(result).data)
+
+
+class ChannelLoginApi(ChannelConnectApi):
+    force = True  # a fresh QR even when a pairing is under way
+
+
+class ChannelLoginWaitApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Wait for a QR pairing to finish", request=LoginWaitIn, responses=LoginWaitOut)
+    def post(self, request, agent_id, cid):
+        body = _valid(LoginWaitIn, request.data)
+        result = services.runtime_channel_login_wait(agent=request.agent_access.agent, type_=cid,
+                                                     current_qr=body.get("currentQrDataUrl") or None)
+        return Response(LoginWaitOut(result).data)
+
+
+class ChannelLogoutApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Log a runtime channel out (whatsapp, telegram, qqbot)", request=None,
+                   responses=LogoutOut)
+    def post(self, request, agent_id, cid):
+        return Response(LogoutOut(services.runtime_channel_logout(agent=request.agent_access.agent,
+                                                                  type_=cid)).data)
+
+
+class ChannelTestApi(ApiView):
+    access = {"POST": (AgentOperator,)}
+
+    @extend_schema(summary="Send a real test message through a legacy channel", request=None, responses=TestOut)
+    def post(self, request, agent_id, cid):
+        result = services.legacy_channel_test(channel=legacy_channel(request.agent_access.agent, cid))
+        body = {"success": result.success, **({"error": result.error} if not result.success else {})}
+        return Response(TestOut(body).data)
+
+
+class ChannelMessagesApi(ApiView):
+    access = {"GET": (AgentReader,)}
+
+    @extend_schema(summary="A legacy channel's messages, newest first", parameters=[MessagesQuery],
+                   responses=MessageOut(many=True))
+    def get(self, request, agent_id, cid):
+        query = _valid(MessagesQuery, request.query_params)
+        channel = legacy_channel(request.agent_access.agent, cid)
+        return Response(MessageOut(selectors.channel_messages(channel=channel, limit=query["limit"]), many=True).data)

@@ -1,0 +1,38 @@
+"""The channels app's errors (fleet.errors families: the API maps them once)."""
+
+from __future__ import annotations
+
+from fleet.errors import Conflict, InvalidRequest, NotFound, RuntimeManaged
+
+__all__ = ["ChannelDisabled", "ChannelNotFound", "LegacyChannelRoute", "LoginNotAvailable", "NoLogout",
+           "PluginUnavailable", "RuntimeManaged", "UnknownType"]
+
+
+class LegacyChannelRoute(Conflict):
+    code = "legacy_channel"
+    default_message = "This agent's channels are legacy channels; the route is for runtime-managed channels only."
+
+
+class ChannelDisabled(Conflict):
+    code = "channel_disabled"
+    default_message = "The channel is disabled."
+
+
+class PluginUnavailable(Conflict):
+    code = "plugin_unavailable"
+
+
+class LoginNotAvailable(Conflict):
+    code = "unsupported"
+
+
+class NoLogout(InvalidRequest):
+    code = "logout_not_supported"
+
+
+class ChannelNotFound(NotFound):
+    default_message = "Channel not found."
+
+
+class UnknownType(NotFound):
+    default_message = "Unknown channel type."

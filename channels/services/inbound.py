@@ -1,0 +1,144 @@
+"""Inbound webhooks of legacy channels: check, store, forward to the runtime, answer back.
+
+A message is stored before anything else happens to it and claimed by a conditional UPDATE
+before it is forwarded, so two tasks never forward it twice; a provider's redelivery (same
+update id) is the same row. The reply is one row per inbound message (reply_to is unique),
+sent once through the adapter. A message whose agent is not running stays pending and is
+forwarded when the agent starts (channels.apps subscribes to agent.running/started/restarted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
+from agents.models import Agent, Status
+from fleet.errors import FleetError, ValidationFailed
+
+from ..adapters import Handshake, Ignored, Inbound, adapter_for
+from ..definitions import RUNTIME_LEGACY, definition_for
+from ..errors import ChannelDisabled, ChannelNotFound
+from ..models import ChannelMessage, Direction, LegacyChannel, MessageState
+from ..tasks import forward_inbound, send_reply
+from .common import channel_gateway
+from .legacy import legacy_channel_send
+
+logger = logging.getLogger(__name__)
+
+STARTING = (Status.QUEUED, Status.DEPLOYING)
+MAX_CONTENT = 32 * 1024
+
+
+@dataclass(frozen=True)
+class Received:
+    message: ChannelMessage | None = None
+    handshake: dict | None = None
+    duplicate: bool = False
+
+
+def receiving_channel(channel_id) -> LegacyChannel:
+    channel = LegacyChannel.objects.select_related("agent").filter(pk=channel_id).first()
+    definition = definition_for(RUNTIME_LEGACY, channel.type) if channel else None
+    if channel is None or definition is None or not definition.receives:
+        raise ChannelNotFound()
+    return channel
+
+
+def webhook_receive(*, channel: LegacyChannel, headers, body: bytes) -> Received:
+    """Verify (401 before anything is stored), parse and store an inbound request."""
+    if not channel.enabled:
+        raise ChannelDisabled()
+    adapter = adapter_for(channel.type)
+    adapter.verify(channel.config or {}, channel.secret_values, headers, body)
+    try:
+        payload = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationFailed({"body": ["Expected a JSON object."]}) from None
+    if not isinstance(payload, dict):
+        raise ValidationFailed({"body": ["Expected a JSON object."]})
+    parsed = adapter.parse(payload, headers)
+    if isinstance(parsed, Handshake):
+        return Received(handshake=parsed.body)
+    if isinstance(parsed, Ignored):
+        return Received()
+    return _store(channel, parsed)
+
+
+def _store(channel: LegacyChannel, inbound: Inbound) -> Received:
+    fields = dict(direction=Direction.INBOUND, content=inbound.text[:MAX_CONTENT], sender=inbound.sender,
+                  metadata=inbound.metadata, provider_update_id=inbound.update_id)
+    try:
+        with transaction.atomic():
+            message = ChannelMessage.objects.create(channel=channel, **fields)
+            forward_inbound.delay_on_commit(str(message.pk))
+    except IntegrityError:  # the provider delivered this update before: the same message
+        message = ChannelMessage.objects.get(channel=channel, provider_update_id=inbound.update_id)
+        return Received(message=message, duplicate=True)
+    return Received(message=message)
+
+
+def inbound_forward(*, message_id) -> str:
+    """Forward one inbound message to its agent's runtime and queue the reply. Answers
+    "answered", "retry" (the runtime is coming up: try again later), "waiting" (the agent is
+    stopped: forwarded at its next start), "failed" or "skipped" (not pending any more)."""
+    claimed = ChannelMessage.objects.filter(pk=message_id, direction=Direction.INBOUND,
+                                            state=MessageState.PENDING).update(state=MessageState.FORWARDING,
+                                                                               attempts=F("attempts") + 1)
+    if not claimed:
+        return "skipped"
+    message = ChannelMessage.objects.select_related("channel__agent").get(pk=message_id)
+    channel, agent = message.channel, message.channel.agent
+    try:
+        reply = channel_gateway(agent).send_message(message.content, conversation=f"{channel.pk}:{message.sender}")
+    except (AgentNotRunning, GatewayUnreachable) as exc:
+        _release(message, exc)
+        agent.refresh_from_db(fields=["status"])
+        return "retry" if agent.status in STARTING or isinstance(exc, GatewayUnreachable) else "waiting"
+    except (GatewayError, FleetError) as exc:
+        ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.FAILED, error=exc.message[:500])
+        logger.warning("Forwarding message %s of channel %s failed: %s", message.pk, channel.pk, exc.message)
+        return "failed"
+    with transaction.atomic():
+        outbound = ChannelMessage.objects.create(
+            channel=channel, direction=Direction.OUTBOUND, content=reply.text, sender=message.sender,
+            reply_to=message, metadata={"conversation": reply.conversation, "inReplyTo": str(message.pk)},
+        )
+        ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.ANSWERED, error="")
+        send_reply.delay_on_commit(str(outbound.pk))
+    return "answered"
+
+
+def _release(message: ChannelMessage, exc: FleetError) -> None:
+    ChannelMessage.objects.filter(pk=message.pk, state=MessageState.FORWARDING).update(
+        state=MessageState.PENDING, error=exc.message[:500])
+
+
+def reply_send(*, message_id) -> bool:
+    """Send an outbound reply through the channel's adapter, once."""
+    claimed = ChannelMessage.objects.filter(pk=message_id, direction=Direction.OUTBOUND,
+                                            state=MessageState.PENDING).update(state=MessageState.FORWARDING,
+                                                                               attempts=F("attempts") + 1)
+    if not claimed:
+        return False
+    message = ChannelMessage.objects.select_related("channel").get(pk=message_id)
+    result = legacy_channel_send(channel=message.channel, text=message.content, target=message.sender)
+    metadata = {**message.metadata, **({"delivery": result.detail} if result.detail else {})}
+    ChannelMessage.objects.filter(pk=message.pk).update(
+        state=MessageState.SENT if result.success else MessageState.FAILED, error=result.error, metadata=metadata)
+    if not result.success:
+        logger.warning("Reply %s of channel %s was not delivered: %s", message.pk, message.channel_id, result.error)
+    return result.success
+
+
+def pending_inbound_requeue(*, agent: Agent) -> int:
+    """Queue every pending inbound message of the agent's channels (its runtime is up again)."""
+    ids = [str(pk) for pk in ChannelMessage.objects.filter(
+        channel__agent=agent, direction=Direction.INBOUND, state=MessageState.PENDING).values_list("pk", flat=True)]
+    for message_id in ids:
+        forward_inbound.delay_on_commit(message_id)
+    return len(ids)

@@ -1,0 +1,55 @@
+"""Thin Celery tasks: load by id, call a service, retry while the runtime comes up."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+REAPPLY_MAX_RETRIES = 8
+REAPPLY_BACKOFF_SECONDS = 5.0  # doubles each retry, at most 5 minutes
+
+
+def _backoff(base: float, retries: int) -> float:
+    return min(300.0, base * 2 ** retries)
+
+
+@shared_task(bind=True, name="channels.forward_inbound", acks_late=True, reject_on_worker_lost=True,
+             ignore_result=True)
+def forward_inbound(self, message_id: str) -> None:
+    """One inbound message to the runtime; again later while the agent is starting."""
+    from .services import inbound_forward
+
+    outcome = inbound_forward(message_id=message_id)
+    if outcome == "retry" and self.request.retries < settings.CHANNELS_FORWARD_MAX_RETRIES:
+        raise self.retry(countdown=settings.CHANNELS_FORWARD_RETRY_SECONDS)
+
+
+@shared_task(name="channels.send_reply", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def send_reply(message_id: str) -> None:
+    from .services import reply_send
+
+    reply_send(message_id=message_id)
+
+
+@shared_task(bind=True, name="channels.reapply", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def reapply(self, agent_id: str) -> None:
+    """The agent's stored channel state into its runtime again (after a (re)deploy or a start):
+    OpenClaw gets its channel config pushed, a Hermes agent's pending inbound messages go out."""
+    from agents.gateway import AgentNotRunning, GatewayUnreachable
+    from agents.models import Agent
+
+    from .services import pending_inbound_requeue, runtime_channels_reapply
+    from .services.common import runtime_of
+
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        return
+    if runtime_of(agent) != "openclaw":
+        pending_inbound_requeue(agent=agent)
+        return
+    try:
+        runtime_channels_reapply(agent=agent)
+    except (GatewayUnreachable, AgentNotRunning) as exc:
+        if self.request.retries >= REAPPLY_MAX_RETRIES:
+            raise
+        raise self.retry(exc=exc, countdown=_backoff(REAPPLY_BACKOFF_SECONDS, self.request.retries)) from exc
