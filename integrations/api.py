@@ -21,18 +21,18 @@ from fleet.api.views import PUBLIC, ApiView, PublicApiView
 from . import catalog, selectors, services
 from .serializers import (
     CatalogEntryOut,
-    CatalogQuery,
-    ConnectInput,
+    IntegrationConnectInput,
     IntegrationOut,
+    IntegrationSyncOut,
+    IntegrationTestOut,
+    IntegrationUpdateInput,
     OAuthCallbackQuery,
     OAuthResult,
     OAuthResultOut,
     OAuthResultQuery,
     OAuthStartInput,
     OAuthStartOut,
-    SyncOut,
-    TestResultOut,
-    UpdateInput,
+    ProviderCatalogQuery,
 )
 
 RESULT_PATH = "/api/integrations/oauth/result"
@@ -51,10 +51,10 @@ def _record(integration) -> dict:
 class CatalogApi(ApiView):
     access = {"GET": (IsAuthenticated,)}
 
-    @extend_schema(summary="The providers that can be connected", parameters=[CatalogQuery],
+    @extend_schema(summary="The providers that can be connected", parameters=[ProviderCatalogQuery],
                    responses=CatalogEntryOut(many=True))
     def get(self, request):
-        query = _valid(CatalogQuery, request.query_params)
+        query = _valid(ProviderCatalogQuery, request.query_params)
         return Response(CatalogEntryOut(catalog.providers(query.get("category")), many=True).data)
 
 
@@ -66,10 +66,10 @@ class AgentIntegrationsApi(ApiView):
         integrations = selectors.integrations_of_agent(agent=request.agent_access.agent)
         return Response([_record(i) for i in integrations])
 
-    @extend_schema(summary="Connect a provider (credentials encrypted, status active)", request=ConnectInput,
+    @extend_schema(summary="Connect a provider (credentials encrypted, status active)", request=IntegrationConnectInput,
                    responses={201: IntegrationOut})
     def post(self, request, agent_id):
-        body = _valid(ConnectInput, request.data)
+        body = _valid(IntegrationConnectInput, request.data)
         integration = services.integration_connect(
             agent=request.agent_access.agent, provider=body["provider"], config=body["config"],
             user=self.principal.user, mcp_enabled=body["mcpEnabled"],
@@ -81,10 +81,10 @@ class AgentIntegrationDetailApi(ApiView):
     access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
 
     @extend_schema(summary="Change fields ([REDACTED] keeps a secret) or turn the MCP server on or off",
-                   request=UpdateInput, responses=IntegrationOut)
+                   request=IntegrationUpdateInput, responses=IntegrationOut)
     def patch(self, request, agent_id, integration_id):
         integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
-        body = _valid(UpdateInput, request.data)
+        body = _valid(IntegrationUpdateInput, request.data)
         integration = services.integration_update(integration=integration, config=body.get("config"),
                                                   mcp_enabled=body.get("mcpEnabled"))
         return Response(_record(integration))
@@ -100,20 +100,20 @@ class AgentIntegrationTestApi(ApiView):
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Call the provider's API with the stored credentials", request=None,
-                   responses=TestResultOut)
+                   responses=IntegrationTestOut)
     def post(self, request, agent_id, integration_id):
         integration = selectors.integration_of_agent(agent=request.agent_access.agent, integration_id=integration_id)
-        return Response(TestResultOut(services.integration_test(integration=integration).as_dict()).data)
+        return Response(IntegrationTestOut(services.integration_test(integration=integration).as_dict()).data)
 
 
 class AgentIntegrationSyncApi(ApiView):
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Push the variables to the running agent, and say what changed", request=None,
-                   responses=SyncOut)
+                   responses=IntegrationSyncOut)
     def post(self, request, agent_id):
         result = services.integration_sync(agent=request.agent_access.agent)
-        return Response(SyncOut(result).data)
+        return Response(IntegrationSyncOut(result).data)
 
 
 class OAuthStartApi(ApiView):

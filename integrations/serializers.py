@@ -11,7 +11,7 @@ from fleet.api.serializers import TimestampField
 # ruff: noqa: N815 - the contract's field names
 
 
-class ConfigFieldOut(serializers.Serializer):
+class ProviderFieldOut(serializers.Serializer):
     key = serializers.CharField()
     label = serializers.CharField()
     type = serializers.CharField(help_text="text, password, url, select, boolean, integer, list or json")
@@ -30,7 +30,7 @@ class CatalogEntryOut(serializers.Serializer):
     category = serializers.CharField()
     description = serializers.CharField()
     authType = serializers.CharField(help_text="api_key, oauth2, basic or none")
-    configFields = ConfigFieldOut(many=True)
+    configFields = ProviderFieldOut(many=True)
     credentialsUrl = serializers.URLField()
     setupGuide = serializers.CharField()
     mcp = serializers.JSONField(allow_null=True, help_text="the stdio MCP server it can run as, or null")
@@ -38,11 +38,11 @@ class CatalogEntryOut(serializers.Serializer):
     oauth = serializers.JSONField(required=False, help_text="OAuth 2.0 endpoints, scopes, PKCE, token lifetime")
 
 
-class CatalogQuery(serializers.Serializer):
+class ProviderCatalogQuery(serializers.Serializer):
     category = serializers.CharField(required=False, help_text="e.g. developer-tools; unknown: an empty list")
 
 
-class TestResultOut(serializers.Serializer):
+class IntegrationTestOut(serializers.Serializer):
     success = serializers.BooleanField()
     message = serializers.CharField(required=False)
     error = serializers.CharField(required=False)
@@ -61,18 +61,18 @@ class IntegrationOut(serializers.Serializer):
     mcpAvailable = serializers.BooleanField(source="mcp_available")
     createdAt = TimestampField(source="created_at")
     lastTestedAt = TimestampField(source="last_tested_at", allow_null=True)
-    lastTestResult = TestResultOut(source="last_test_result", allow_null=True)
+    lastTestResult = IntegrationTestOut(source="last_test_result", allow_null=True)
     tokenExpiresAt = TimestampField(source="token_expires_at", allow_null=True)
     lastError = serializers.CharField(source="last_error")
 
 
-class ConnectInput(serializers.Serializer):
+class IntegrationConnectInput(serializers.Serializer):
     provider = serializers.CharField()
     config = serializers.DictField(required=False, default=dict)
     mcpEnabled = serializers.BooleanField(required=False, default=False)
 
 
-class UpdateInput(serializers.Serializer):
+class IntegrationUpdateInput(serializers.Serializer):
     config = serializers.DictField(required=False)
     mcpEnabled = serializers.BooleanField(required=False)
 
@@ -82,7 +82,7 @@ class UpdateInput(serializers.Serializer):
         return attrs
 
 
-class SyncOut(serializers.Serializer):
+class IntegrationSyncOut(serializers.Serializer):
     success = serializers.BooleanField()
     runtime = serializers.CharField(help_text="openclaw or hermes")
     envVars = serializers.ListField(source="env_vars", child=serializers.CharField(),
