@@ -245,6 +245,11 @@ AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=1
 AGENT_PROVISION_MAX_RETRIES = env.int("AGENT_PROVISION_MAX_RETRIES", default=5)
 AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF_SECONDS", default=5)
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
+# Integrations: provider endpoints overriding the catalog's, JSON
+# {"<provider>": {"api": URL, "authorize": URL, "token": URL}} (loopback fakes, private gateways),
+# and how long an OAuth authorization may take between start and callback.
+INTEGRATION_ENDPOINTS = env.json("INTEGRATION_ENDPOINTS", default={})
+OAUTH_STATE_TTL_SECONDS = env.int("OAUTH_STATE_TTL_SECONDS", default=600)
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
 # The gateway listener (`manage.py gateway_listener`): GATEWAY_LISTENER_SHARDS processes split the

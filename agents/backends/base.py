@@ -122,3 +122,12 @@ class RuntimeBackend(Protocol):
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         """(host, port) where the control plane reaches the runtime's gateway."""
+
+    def read_state_file(self, agent, path: str) -> bytes | None:
+        """A file of the workload's state folder (`path` relative to it), or None when it does
+        not exist. WorkloadMissing without a workload."""
+
+    def write_state_file(self, agent, path: str, data: bytes, *, mode: int = 0o600) -> None:
+        """Write a file of the workload's state folder, owned by the runtime's user. Used for
+        what a runtime reads from files rather than a gateway call (Hermes's `.env`, which it
+        re-reads at every turn). WorkloadMissing without a workload."""

@@ -12,6 +12,9 @@ the agent (`remove()`).
 
 from __future__ import annotations
 
+import io
+import posixpath
+import tarfile
 import threading
 import time
 import uuid
@@ -120,6 +123,22 @@ def _is_name_clash(error: docker_errors.APIError) -> bool:
 def state_volume_name(agent_id: str) -> str:
     # The whole id, not the container name's 12 characters: two agents must never share state.
     return f"fleet-agent-{uuid.UUID(str(agent_id)).hex}-state"
+
+
+def _state_path(path: str) -> str:
+    """`path` inside the state folder; nothing outside it (no absolute path, no `..`)."""
+    joined = posixpath.normpath(posixpath.join(STATE_PATH, path))
+    if posixpath.isabs(path) or not joined.startswith(STATE_PATH + "/"):
+        raise ValueError(f"{path!r} is not a path inside the state folder.")
+    return joined
+
+
+def _image_user(attrs: dict) -> tuple[int, int]:
+    """The numeric uid and gid the container runs as ("10001:10001"); root when unnamed."""
+    user = ((attrs.get("Config") or {}).get("User") or "").strip()
+    uid, _, gid = user.partition(":")
+    uid = int(uid) if uid.isdigit() else 0
+    return uid, int(gid) if gid.isdigit() else uid
 
 
 def _label_port(attrs: dict) -> int | None:
@@ -296,6 +315,34 @@ class DockerBackend:
         if not port:
             raise WorkloadMissing("The agent has no container with a gateway port.")
         return self._gateway_host(), int(port)
+
+    def read_state_file(self, agent, path: str) -> bytes | None:
+        """The bytes of `path` (relative to the state folder) in the agent's container, or None."""
+        target = _state_path(path)
+        with engine_errors(self.host):
+            container = self._require(agent)
+            try:
+                chunks, _ = container.get_archive(target)
+            except docker_errors.NotFound:
+                return None
+            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+                member = archive.extractfile(archive.getmembers()[0])
+                return member.read() if member is not None else None
+
+    def write_state_file(self, agent, path: str, data: bytes, *, mode: int = 0o600) -> None:
+        """Write `path` (relative to the state folder) in the agent's container, running or not,
+        owned by the image's user (only that user may read it)."""
+        target = _state_path(path)
+        with engine_errors(self.host):
+            container = self._require(agent)
+            uid, gid = _image_user(container.attrs)
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as archive:
+                info = tarfile.TarInfo(posixpath.basename(target))
+                info.size, info.mode, info.uid, info.gid, info.mtime = len(data), mode, uid, gid, int(time.time())
+                archive.addfile(info, io.BytesIO(data))
+            if not container.put_archive(posixpath.dirname(target), buffer.getvalue()):
+                raise BackendError(f"The Docker engine refused to write {target}.")
 
     # -- lookup -------------------------------------------------------------------------
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
 from django.conf import settings
 
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
@@ -9,6 +12,34 @@ from ..gateway.families import family_of
 from ..models import Agent
 
 FALLBACK_PUBLIC_URL = "http://localhost:8000"
+
+logger = logging.getLogger(__name__)
+
+# Apps above agents add variables to every new workload without agents importing them:
+# integrations registers its credentials' environment here from its AppConfig.ready().
+WorkloadEnvContributor = Callable[[Agent], dict[str, str]]
+_env_contributors: dict[str, WorkloadEnvContributor] = {}
+
+
+def register_workload_env(name: str, contributor: WorkloadEnvContributor) -> None:
+    """Add (or replace, by `name`) a contributor of environment variables for new workloads."""
+    _env_contributors[name] = contributor
+
+
+def unregister_workload_env(name: str) -> None:
+    _env_contributors.pop(name, None)
+
+
+def contributed_env(agent: Agent) -> dict[str, str]:
+    """What the registered contributors add, in registration order. A contributor that fails
+    is logged and skipped: a broken integration must not stop the agent from deploying."""
+    env: dict[str, str] = {}
+    for name, contributor in list(_env_contributors.items()):
+        try:
+            env.update({str(k): str(v) for k, v in (contributor(agent) or {}).items()})
+        except Exception:
+            logger.exception("Workload environment contributor %r failed for agent %s", name, agent.pk)
+    return env
 
 
 def public_base_url() -> str:
@@ -48,7 +79,9 @@ def workload_spec_build(*, agent: Agent, usage_token: str) -> WorkloadSpec:
         name=agent.container_name or workload_name(agent),
         runtime_family=agent.runtime_family,
         image=runtime_image(agent.runtime_family),
-        env=runtime_env(agent, usage_token=usage_token),
+        # The runtime's own variables win over contributed ones (no integration can replace
+        # the gateway token or the usage endpoint).
+        env={**contributed_env(agent), **runtime_env(agent, usage_token=usage_token)},
         labels=workload_labels(agent),
         vcpu=agent.vcpu,
         ram_mb=agent.ram_mb,

@@ -131,6 +131,15 @@ def test_the_connect_is_a_signed_backend_operator_with_the_least_scopes_per_call
     assert ("config.patch", {"raw": '{"a": 1}', "baseHash": "h0"}) in server.requests
 
 
+def test_replace_paths_are_sent_as_the_runtimes_replacepaths(scripted):
+    server, gateway = scripted(on_request=lambda method, params: {"ok": True, "payload": {"hash": "h1"}})
+
+    gateway.config_patch({"mcp": {"servers": {"x": None}}}, base_hash="h0", replace_paths=["mcp.servers.x.args"])
+
+    assert ("config.patch", {"raw": '{"mcp": {"servers": {"x": null}}}', "baseHash": "h0",
+                             "replacePaths": ["mcp.servers.x.args"]}) in server.requests
+
+
 def test_a_retryable_refusal_of_the_connect_is_retried_with_backoff(scripted):
     busy = refusal("UNAVAILABLE", "starting", retryable=True, retryAfterMs=20)
     server, gateway = scripted(on_connect=lambda n, params: busy if n < 3 else {"ok": True, "payload": HELLO})

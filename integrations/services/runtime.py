@@ -1,0 +1,211 @@
+"""The integrations' desired state in a runtime, and applying it.
+
+- At creation: `workload_env` (registered with agents.services.workload) gives a new workload
+  the variables of every active integration of its agent.
+- `integration_sync` pushes the variables to a running agent now: OpenClaw through
+  `config.patch` of `env.vars` with the hash `config.get` gave; Hermes through its
+  `$HERMES_HOME/.env`, which it re-reads at every turn, so neither is restarted.
+- `runtime_state_apply(include_mcp=True)` runs when the runtime comes up (agent.running,
+  agent.started, agent.restarted): the same variables plus the stdio MCP servers of the
+  integrations with `mcpEnabled` under `mcp.servers` (OpenClaw), so a redeploy carries them.
+
+Fleet owns the variable names of the catalog and the MCP servers named `fleet-<provider>`:
+names of those that no integration sets any more are removed; nothing else is touched.
+Applying the same state twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.gateway import gateway_for
+from agents.models import Agent, RuntimeFamily
+from agents.services.engine import engine_call
+
+from .. import catalog
+from ..errors import SyncUnsupported
+from ..fields import env_of, stored_config, value_of
+from ..models import Integration, IntegrationStatus
+
+MCP_PREFIX = "fleet-"
+HERMES_ENV_FILE = ".env"
+BLOCK_BEGIN = "# >>> fleet integrations (managed by Fleet; edits here are replaced) >>>"
+BLOCK_END = "# <<< fleet integrations <<<"
+
+
+@dataclass
+class SyncResult:
+    runtime: str
+    env_vars: list[str]  # every variable the agent's integrations set now
+    changed: list[str] = field(default_factory=list)  # added or updated
+    removed: list[str] = field(default_factory=list)
+    mcp_servers: list[str] = field(default_factory=list)
+    restart_required: bool = False
+
+    @property
+    def success(self) -> bool:
+        return True
+
+
+def _active(agent: Agent):
+    return Integration.objects.filter(agent=agent, status=IntegrationStatus.ACTIVE).order_by("created_at", "id")
+
+
+def desired_env(agent: Agent) -> dict[str, str]:
+    """The variables of the agent's active integrations (later connections win a clash)."""
+    env: dict[str, str] = {}
+    for integration in _active(agent):
+        entry = catalog.provider(integration.provider)
+        if entry is not None:
+            env.update(env_of(entry, stored_config(integration)))
+    return env
+
+
+def workload_env(agent: Agent) -> dict[str, str]:
+    """The contributor registered with agents.services.workload (new workloads' environment)."""
+    return desired_env(agent)
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
+
+
+def _fill(template: str, entry: dict, split) -> str:
+    return _PLACEHOLDER.sub(lambda m: str(value_of(entry, split, m.group(1)) or ""), template)
+
+
+def desired_mcp_servers(agent: Agent) -> dict[str, dict]:
+    """`mcp.servers` entries of the active integrations with mcpEnabled: stdio, credentials in env."""
+    servers = {}
+    for integration in _active(agent).filter(mcp_enabled=True):
+        entry = catalog.provider(integration.provider)
+        spec = entry and entry.get("mcp")
+        if not spec:
+            continue
+        split = stored_config(integration)
+        env = {}
+        for name, source in spec["env"].items():
+            value = _fill(source, entry, split) if "{" in source else value_of(entry, split, source)
+            if value:
+                env[name] = str(value)
+        servers[f"{MCP_PREFIX}{entry['id']}"] = {
+            "command": spec["command"], "args": [_fill(a, entry, split) for a in spec["args"]], "env": env,
+        }
+    return servers
+
+
+def integration_sync(*, agent: Agent) -> SyncResult:
+    """POST .../integrations/sync: the variables, now (409 agent_not_running unless it runs)."""
+    return runtime_state_apply(agent=agent, include_mcp=False)
+
+
+def runtime_state_apply(*, agent: Agent, include_mcp: bool) -> SyncResult:
+    if agent.runtime_family == RuntimeFamily.HERMES and agent.is_external:
+        # Hermes takes variables from a file of its state folder, which only a container
+        # Fleet runs gives it access to.
+        raise SyncUnsupported("An adopted Hermes agent's environment cannot be written by Fleet.")
+    gateway = gateway_for(agent)  # AgentNotRunning unless running; the family's client
+    env = desired_env(agent)
+    if agent.runtime_family == RuntimeFamily.HERMES:
+        return _apply_hermes(agent, env)
+    return _apply_openclaw(gateway, env, desired_mcp_servers(agent) if include_mcp else None)
+
+
+# -- OpenClaw -----------------------------------------------------------------------------------
+
+
+def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncResult:
+    current = gateway.config_get()
+    config = current.get("config") or {}
+    present = set(((config.get("env") or {}).get("vars") or {}).keys())
+    stale = sorted((present & catalog.managed_env_names()) - set(env))
+    patch: dict = {"env": {"vars": {**env, **{name: None for name in stale}}}}
+    current_servers: set[str] = set()
+    if servers is not None:
+        current_servers = set(((config.get("mcp") or {}).get("servers") or {}).keys())
+        gone = {name: None for name in current_servers if name.startswith(MCP_PREFIX) and name not in servers}
+        if servers or gone:
+            patch["mcp"] = {"servers": {**servers, **gone}}
+    result = SyncResult(runtime="openclaw", env_vars=sorted(env), mcp_servers=sorted(servers or {}))
+    if not env and not stale and "mcp" not in patch:
+        return result  # nothing of ours in the config, nothing to add
+    # A server's args may shrink or the server go: the runtime wants each such array named.
+    replace = sorted(f"mcp.servers.{name}.args" for name in (patch.get("mcp") or {}).get("servers", {})
+                     if name in current_servers)
+    answer = gateway.config_patch(patch, base_hash=current.get("hash"), replace_paths=replace)
+    paths = answer.get("changed_paths") or []
+    changed = _changed_names(paths, "env.vars.")
+    if "env.vars" in paths or "env" in paths:
+        changed = set(env)  # the runtime named the whole block, not the variables in it
+    result.removed = stale
+    result.changed = sorted(name for name in changed if name in env)
+    result.restart_required = bool(answer.get("requires_restart"))
+    return result
+
+
+def _changed_names(paths: list[str], prefix: str) -> set[str]:
+    return {path[len(prefix):].split(".", 1)[0] for path in paths if path.startswith(prefix)}
+
+
+# -- Hermes -------------------------------------------------------------------------------------
+
+
+def _apply_hermes(agent: Agent, env: dict[str, str]) -> SyncResult:
+    raw = engine_call(agent, lambda backend: backend.read_state_file(agent, HERMES_ENV_FILE)) or b""
+    text = raw.decode("utf-8", errors="replace")
+    outside, block = split_env_file(text)
+    previous = {k: v for k, v in block.items() if v != ""}
+    # A removed variable is written empty: Hermes loads the file with override, so the value
+    # it holds from an earlier turn is cleared without a restart.
+    removed = sorted(set(previous) - set(env))
+    lines = [BLOCK_BEGIN] + [f"{name}={_quote(value)}" for name, value in sorted(env.items())]
+    lines += [f"{name}=" for name in removed] + [BLOCK_END]
+    content = "\n".join([*([outside.rstrip("\n")] if outside.strip() else []), *lines]) + "\n"
+    if content != text:
+        engine_call(agent, lambda backend: backend.write_state_file(agent, HERMES_ENV_FILE, content.encode()))
+    changed = sorted(name for name, value in env.items() if previous.get(name) != value)
+    return SyncResult(runtime="hermes", env_vars=sorted(env), changed=changed, removed=removed)
+
+
+def split_env_file(text: str) -> tuple[str, dict[str, str]]:
+    """(the lines outside Fleet's block, the variables inside it)."""
+    outside, block, inside = [], {}, False
+    for line in text.splitlines():
+        if line == BLOCK_BEGIN:
+            inside = True
+        elif line == BLOCK_END:
+            inside = False
+        elif inside:
+            name, _, value = line.partition("=")
+            if name:
+                block[name] = _unquote(value)
+        else:
+            outside.append(line)
+    return "\n".join(outside), block
+
+
+def _quote(value: str) -> str:
+    """python-dotenv's syntax: single quotes are literal (no escapes, no ${} expansion); a value
+    holding a single quote or a newline is double-quoted, with backslash, double quote and newline
+    escaped (there a `${NAME}` would be expanded: python-dotenv has no escape for it)."""
+    if "'" not in value and "\n" not in value:
+        return f"'{value}'"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        body, out, i = value[1:-1], [], 0
+        while i < len(body):
+            if body[i] == "\\" and i + 1 < len(body):
+                nxt = body[i + 1]
+                out.append("\n" if nxt == "n" else nxt)
+                i += 2
+            else:
+                out.append(body[i])
+                i += 1
+        return "".join(out)
+    return value
