@@ -62,6 +62,22 @@ def test_stop_when_returns_as_soon_as_the_output_matches(backend, running):
     assert result.output == b"ready\n"
 
 
+def test_a_command_left_running_carries_on_after_the_caller_stopped_reading(backend, running):
+    # What a QR login relies on: it prints its QR, Fleet stops reading, it waits on for the scan.
+    result = backend.exec(running, ["sh", "-c", "echo ready; sleep 1; echo later; touch /tmp/carried-on"],
+                          timeout=20, max_output=1000, stop_when=lambda output: b"ready" in output)
+    assert result.exit_code is None
+
+    def finished():
+        check = backend.exec(running, ["ls", "/tmp/carried-on"], timeout=5, max_output=100)
+        return check.exit_code == 0
+
+    deadline = time.monotonic() + 10
+    while not finished():
+        assert time.monotonic() < deadline, "the command did not finish after its reader went away"
+        time.sleep(0.2)
+
+
 def test_a_program_that_does_not_exist_exits_126_with_the_engines_reason(backend, running):
     result = backend.exec(running, ["no-such-program"], timeout=10, max_output=1000)
 
