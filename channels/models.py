@@ -107,6 +107,9 @@ class ChannelMessage(models.Model):
     reply_to = models.OneToOneField("self", null=True, blank=True, on_delete=models.CASCADE, related_name="reply")
     state = models.CharField(max_length=12, choices=MessageState.choices, default=MessageState.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # When a task last claimed it (state forwarding): a claim older than a chat turn can take is
+    # a dead worker's, and another task may take the message over.
+    claimed_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

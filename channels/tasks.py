@@ -24,6 +24,14 @@ def forward_inbound(self, message_id: str) -> None:
         raise self.retry(countdown=settings.CHANNELS_FORWARD_RETRY_SECONDS)
 
 
+@shared_task(name="channels.sweep_inbound", ignore_result=True)
+def sweep_inbound() -> int:
+    """Beat: inbound messages whose task was lost (a killed worker the broker did not redeliver)."""
+    from .services import stale_inbound_requeue
+
+    return stale_inbound_requeue()
+
+
 @shared_task(name="channels.send_reply", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def send_reply(message_id: str) -> None:
     from .services import reply_send

@@ -12,6 +12,12 @@ import os
 import shutil
 from pathlib import Path
 
+# A sync worker silent this long is killed. gunicorn's 30 s is shorter than the slowest
+# synchronous routes: a channel CLI login inside the workload (up to
+# CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS, 60 s; Zalo's offline failure alone takes about 25 s) and
+# the channel gateway calls (CHANNELS_GATEWAY_TIMEOUT_SECONDS, 30 s).
+timeout = 90
+
 DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
 
 

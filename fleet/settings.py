@@ -269,10 +269,16 @@ CHANNELS_WEBHOOK_MAX_BYTES = env.int("CHANNELS_WEBHOOK_MAX_BYTES", default=256 *
 CHANNELS_GATEWAY_TIMEOUT_SECONDS = env.float("CHANNELS_GATEWAY_TIMEOUT_SECONDS", default=30)
 CHANNELS_FORWARD_MAX_RETRIES = env.int("CHANNELS_FORWARD_MAX_RETRIES", default=20)
 CHANNELS_FORWARD_RETRY_SECONDS = env.float("CHANNELS_FORWARD_RETRY_SECONDS", default=15)
+# A forwarded message's chat turn gives up after the first; a claim older than both together is
+# a dead worker's, and a redelivered task or the sweep takes the message over.
+CHANNELS_TURN_TIMEOUT_SECONDS = env.float("CHANNELS_TURN_TIMEOUT_SECONDS", default=120)
+CHANNELS_CLAIM_MARGIN_SECONDS = env.float("CHANNELS_CLAIM_MARGIN_SECONDS", default=60)
+CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS = env.float("CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS", default=60)
 # OpenClaw channel plugins the agent image carries beside OpenClaw (type=path in the image),
 # linked through `plugins.load.paths` when such a channel is saved.
 OPENCLAW_CHANNEL_PLUGIN_PATHS = env.dict(
-    "OPENCLAW_CHANNEL_PLUGIN_PATHS", default={"whatsapp": "/opt/openclaw/node_modules/@openclaw/whatsapp"}
+    "OPENCLAW_CHANNEL_PLUGIN_PATHS",
+    default={name: f"/opt/openclaw/node_modules/@openclaw/{name}" for name in ("whatsapp", "feishu", "zalouser")},
 )
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 

@@ -7,6 +7,7 @@ outside this package branches on the target.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -95,6 +96,17 @@ class StatsSnapshot:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command run inside a workload did. `exit_code` is None when it was still running
+    at the timeout (or when `stop_when` matched): the backend stopped waiting, not the command."""
+
+    exit_code: int | None
+    output: bytes  # stdout and stderr interleaved, at most `max_output` bytes
+    timed_out: bool = False
+    truncated: bool = False
+
+
 @runtime_checkable
 class RuntimeBackend(Protocol):
     def create(self, agent, spec: WorkloadSpec) -> Placement:
@@ -131,3 +143,11 @@ class RuntimeBackend(Protocol):
         """Write a file of the workload's state folder, owned by the runtime's user. Used for
         what a runtime reads from files rather than a gateway call (Hermes's `.env`, which it
         re-reads at every turn). WorkloadMissing without a workload."""
+
+    def exec(self, agent, argv: Sequence[str], *, timeout: float, max_output: int,
+             stop_when: Callable[[bytes], bool] | None = None) -> ExecResult:
+        """Run `argv` (a list of words, never a shell string) inside the running workload, as
+        the image's user, and wait at most `timeout` seconds for it to exit. `stop_when(output)`
+        lets a caller stop waiting early (a login that printed its QR and now waits for a scan);
+        a command still running then is left running. WorkloadMissing when there is no workload;
+        BackendError when it is not running."""

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import io
 import posixpath
+import queue
+import socket
 import tarfile
 import threading
 import time
 import uuid
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager, suppress
 from urllib.parse import urlparse
 
 import docker
@@ -27,6 +30,7 @@ import urllib3
 from django.conf import settings
 from docker import errors as docker_errors
 from docker.models.containers import Container
+from docker.utils import socket as docker_socket
 from docker.utils import version_lt
 
 from agents.backends import docker_stats
@@ -35,6 +39,7 @@ from agents.backends.base import (
     LABEL_MANAGED,
     BackendError,
     BackendUnreachable,
+    ExecResult,
     LiveState,
     Placement,
     StatsSnapshot,
@@ -57,6 +62,7 @@ ONE_SHOT_API = "1.41"  # the first engine API with stats?one-shot=true
 # The gap between the two readings of a container this process has no recent reading of:
 # long enough for a steady figure (see CpuSampleCache.min_window), short enough for a live read.
 FIRST_READ_WINDOW = 0.25
+EXEC_SETTLE = 2.0  # seconds to wait for the engine to record an exec whose output has ended
 
 _clients: dict[str, docker.DockerClient] = {}
 _engine_info: dict[str, dict] = {}
@@ -344,6 +350,31 @@ class DockerBackend:
             if not container.put_archive(posixpath.dirname(target), buffer.getvalue()):
                 raise BackendError(f"The Docker engine refused to write {target}.")
 
+    def exec(self, agent, argv: Sequence[str], *, timeout: float, max_output: int,
+             stop_when: Callable[[bytes], bool] | None = None) -> ExecResult:
+        argv = [str(word) for word in argv]
+        if not argv:
+            raise BackendError("Nothing to run: the command is empty.")
+        client = engine_client(self.host)
+        with engine_errors(self.host):
+            container = self._require(agent)
+            if container.status != "running":
+                raise BackendError(f"The agent's container is {container.status}, not running.")
+            # A list is passed to the engine as the process's argv: no shell sees it.
+            exec_id = client.api.exec_create(container.id, argv, stdout=True, stderr=True, stdin=False, tty=False)["Id"]
+            sock = client.api.exec_start(exec_id, socket=True)
+        output, truncated, ended = _read_exec(sock, timeout=timeout, max_output=max_output, stop_when=stop_when)
+        with engine_errors(self.host):
+            state = client.api.exec_inspect(exec_id)
+            # The stream closes as the process exits; the engine may record the exit a moment later.
+            settle = time.monotonic() + EXEC_SETTLE
+            while ended and state.get("Running") and time.monotonic() < settle:
+                time.sleep(0.05)
+                state = client.api.exec_inspect(exec_id)
+        if state.get("Running"):
+            return ExecResult(exit_code=None, output=output, timed_out=ended is None, truncated=truncated)
+        return ExecResult(exit_code=state.get("ExitCode"), output=output, truncated=truncated)
+
     # -- lookup -------------------------------------------------------------------------
 
     def _labelled(self, client: docker.DockerClient, agent_id: str) -> list[Container]:
@@ -504,3 +535,47 @@ class DockerBackend:
             if (docker_stats.docker_time_ns(rival["Created"]), rival["Id"]) < mine:
                 return True
         return False
+
+
+def _read_exec(sock, *, timeout: float, max_output: int,
+               stop_when: Callable[[bytes], bool] | None) -> tuple[bytes, bool, bool | None]:
+    """(output, truncated, ended) of an exec's multiplexed stream; `ended` is True when the
+    stream closed (the process exited), False when `stop_when` matched, None at the timeout.
+    docker-py's frame reader blocks without a timeout, so it runs in a thread, which a
+    shutdown of the socket ends."""
+    chunks: queue.Queue = queue.Queue()
+
+    def pump():
+        try:
+            for _stream, data in docker_socket.frames_iter(sock, tty=False):
+                chunks.put(data)
+        except (OSError, ValueError):
+            pass  # shut down under us once the caller stopped waiting
+        finally:
+            chunks.put(None)
+
+    threading.Thread(target=pump, daemon=True, name="fleet-exec-reader").start()
+    deadline = time.monotonic() + timeout
+    output, truncated, ended = bytearray(), False, None
+    try:
+        while True:
+            try:
+                data = chunks.get(timeout=max(deadline - time.monotonic(), 0.001))
+            except queue.Empty:
+                break
+            if data is None:
+                ended = True
+                break
+            room = max(max_output - len(output), 0)
+            truncated = truncated or len(data) > room
+            output += data[:room]
+            if stop_when is not None and stop_when(bytes(output)):
+                ended = False
+                break
+    finally:
+        raw = getattr(sock, "_sock", sock)
+        with suppress(OSError):
+            raw.shutdown(socket.SHUT_RDWR)
+        with suppress(OSError):
+            sock.close()
+    return bytes(output), truncated, ended

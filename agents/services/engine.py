@@ -11,12 +11,12 @@ calls it through `engine_call`, so one fault gives one answer wherever it happen
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from fleet.errors import DaemonUnreachable, NoContainer, NoContainerToInspect
 
-from ..backends.base import BackendError, BackendUnreachable, RuntimeBackend, WorkloadMissing
+from ..backends.base import BackendError, BackendUnreachable, ExecResult, RuntimeBackend, WorkloadMissing
 from ..backends.registry import UnknownTarget, backend_for
 from ..models import Agent
 
@@ -52,3 +52,11 @@ def engine_call(agent: Agent, operation: Callable[[RuntimeBackend], T], *, missi
         raise DaemonUnreachable("The container engine could not be reached.") from None
     except BackendError as exc:
         raise DaemonUnreachable(f"The container engine refused the operation: {exc}") from None
+
+
+def workload_exec(agent: Agent, argv: Sequence[str], *, timeout: float, max_output: int,
+                  stop_when: Callable[[bytes], bool] | None = None) -> ExecResult:
+    """Run a fixed argv inside the agent's workload (RuntimeBackend.exec) through the door
+    above. Callers own which commands may run: this runs whatever argv it is given."""
+    return engine_call(agent, lambda backend: backend.exec(agent, list(argv), timeout=timeout,
+                                                           max_output=max_output, stop_when=stop_when))

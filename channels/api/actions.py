@@ -13,9 +13,11 @@ from .. import selectors, services
 from .channels import _valid, legacy_channel
 from .serializers import LoginOut, LoginWaitIn, LoginWaitOut, LogoutOut, MessageOut, MessagesQuery, TestOut
 
-LOGIN_DESCRIPTION = ("WhatsApp: QR pairing through the runtime (web.login.start). A failure the runtime reports "
-                     "inside its reply (no network, no provider) is 502 gateway_error with its message. "
-                     "409 agent_not_running, legacy_channel; 400 for types without a QR login.")
+LOGIN_DESCRIPTION = ("WhatsApp: QR pairing through the runtime (web.login.start). Zalo Personal: OpenClaw's CLI "
+                     "login run inside the workload from a fixed allowlist, its QR image as a data URL. A failure "
+                     "the runtime or the CLI reports (no network, no provider) is 502 gateway_error with its "
+                     "message. 409 agent_not_running, legacy_channel, unsupported (Feishu/Lark: an interactive "
+                     "wizard); 400 for types without a login.")
 
 
 class ChannelConnectApi(ApiView):

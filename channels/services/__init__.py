@@ -1,7 +1,14 @@
 """Every write of the channels app: runtime-managed (OpenClaw) channels, legacy channels, and
 inbound messages."""
 
-from .inbound import inbound_forward, pending_inbound_requeue, receiving_channel, reply_send, webhook_receive
+from .inbound import (
+    inbound_forward,
+    pending_inbound_requeue,
+    receiving_channel,
+    reply_send,
+    stale_inbound_requeue,
+    webhook_receive,
+)
 from .legacy import (
     legacy_channel_create,
     legacy_channel_delete,
@@ -34,5 +41,6 @@ __all__ = [
     "runtime_channel_save",
     "runtime_channels_push",
     "runtime_channels_reapply",
+    "stale_inbound_requeue",
     "webhook_receive",
 ]

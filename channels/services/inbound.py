@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
+from django.utils import timezone
 
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
 from agents.models import Agent, Status
@@ -31,6 +34,8 @@ from .legacy import legacy_channel_send
 logger = logging.getLogger(__name__)
 
 STARTING = (Status.QUEUED, Status.DEPLOYING)
+RUNNING = (Status.RUNNING, Status.WARNING)
+SWEEP_BATCH = 500  # per sweep; the next tick takes the rest
 MAX_CONTENT = 32 * 1024
 
 
@@ -82,40 +87,75 @@ def _store(channel: LegacyChannel, inbound: Inbound) -> Received:
     return Received(message=message)
 
 
+def claim_expiry() -> timedelta:
+    """How old a forwarding claim must be to be a dead worker's: the turn's own timeout (the
+    live worker has given up by then) plus a margin."""
+    return timedelta(seconds=settings.CHANNELS_TURN_TIMEOUT_SECONDS + settings.CHANNELS_CLAIM_MARGIN_SECONDS)
+
+
+def _claimable(now) -> Q:
+    # Pending, or forwarding under a claim that expired (no claim time: claimed before Fleet
+    # recorded one, long ago).
+    stale = Q(claimed_at__lt=now - claim_expiry()) | Q(claimed_at__isnull=True)
+    return Q(state=MessageState.PENDING) | (Q(state=MessageState.FORWARDING) & stale)
+
+
 def inbound_forward(*, message_id) -> str:
     """Forward one inbound message to its agent's runtime and queue the reply. Answers
     "answered", "retry" (the runtime is coming up: try again later), "waiting" (the agent is
-    stopped: forwarded at its next start), "failed" or "skipped" (not pending any more)."""
-    claimed = ChannelMessage.objects.filter(pk=message_id, direction=Direction.INBOUND,
-                                            state=MessageState.PENDING).update(state=MessageState.FORWARDING,
-                                                                               attempts=F("attempts") + 1)
+    stopped: forwarded at its next start), "failed" or "skipped" (not ours to forward: answered,
+    or another task holds a live claim). A claim a dead worker left behind is taken over once
+    it has expired; the reply row (one per inbound message) keeps the answer single."""
+    now = timezone.now()
+    claimed = ChannelMessage.objects.filter(_claimable(now), pk=message_id, direction=Direction.INBOUND).update(
+        state=MessageState.FORWARDING, claimed_at=now, attempts=F("attempts") + 1)
     if not claimed:
         return "skipped"
+    mine = ChannelMessage.objects.filter(pk=message_id, state=MessageState.FORWARDING, claimed_at=now)
     message = ChannelMessage.objects.select_related("channel__agent").get(pk=message_id)
     channel, agent = message.channel, message.channel.agent
     try:
-        reply = channel_gateway(agent).send_message(message.content, conversation=f"{channel.pk}:{message.sender}")
+        reply = channel_gateway(agent).send_message(message.content, conversation=f"{channel.pk}:{message.sender}",
+                                                    timeout=settings.CHANNELS_TURN_TIMEOUT_SECONDS)
     except (AgentNotRunning, GatewayUnreachable) as exc:
-        _release(message, exc)
+        mine.update(state=MessageState.PENDING, claimed_at=None, error=exc.message[:500])
         agent.refresh_from_db(fields=["status"])
         return "retry" if agent.status in STARTING or isinstance(exc, GatewayUnreachable) else "waiting"
     except (GatewayError, FleetError) as exc:
-        ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.FAILED, error=exc.message[:500])
+        mine.update(state=MessageState.FAILED, error=exc.message[:500])
         logger.warning("Forwarding message %s of channel %s failed: %s", message.pk, channel.pk, exc.message)
         return "failed"
-    with transaction.atomic():
-        outbound = ChannelMessage.objects.create(
-            channel=channel, direction=Direction.OUTBOUND, content=reply.text, sender=message.sender,
-            reply_to=message, metadata={"conversation": reply.conversation, "inReplyTo": str(message.pk)},
-        )
+    try:
+        with transaction.atomic():
+            outbound = ChannelMessage.objects.create(
+                channel=channel, direction=Direction.OUTBOUND, content=reply.text, sender=message.sender,
+                reply_to=message, metadata={"conversation": reply.conversation, "inReplyTo": str(message.pk)},
+            )
+            ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.ANSWERED, error="")
+            send_reply.delay_on_commit(str(outbound.pk))
+    except IntegrityError:
+        # Another task answered it while this one ran (a claim taken over from a worker that was
+        # slow, not dead): that reply stands, this one is dropped.
         ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.ANSWERED, error="")
-        send_reply.delay_on_commit(str(outbound.pk))
+        logger.info("Message %s of channel %s was answered by another task; reply dropped.", message.pk, channel.pk)
+        return "skipped"
     return "answered"
 
 
-def _release(message: ChannelMessage, exc: FleetError) -> None:
-    ChannelMessage.objects.filter(pk=message.pk, state=MessageState.FORWARDING).update(
-        state=MessageState.PENDING, error=exc.message[:500])
+def stale_inbound_requeue() -> int:
+    """Queue inbound messages a lost task left behind: claims that expired (a killed worker whose
+    task the broker dropped) and pending messages of running agents older than a claim lasts
+    (their task was lost before it ran). The forward's claim makes a double queueing harmless."""
+    now = timezone.now()
+    stale = now - claim_expiry()
+    rows = ChannelMessage.objects.filter(direction=Direction.INBOUND).filter(
+        (Q(state=MessageState.FORWARDING) & (Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True)))
+        | Q(state=MessageState.PENDING, created_at__lt=stale, channel__agent__status__in=RUNNING),
+    )
+    ids = [str(pk) for pk in rows.values_list("pk", flat=True)[:SWEEP_BATCH]]
+    for message_id in ids:
+        forward_inbound.delay_on_commit(message_id)
+    return len(ids)
 
 
 def reply_send(*, message_id) -> bool:

@@ -22,8 +22,9 @@ from fleet.errors import InvalidRequest
 
 from ..config import config_check
 from ..definitions import LOGOUT_TYPES, Definition
-from ..errors import LoginNotAvailable, NoLogout, PluginUnavailable
+from ..errors import NoLogout, PluginUnavailable
 from ..models import RuntimeChannel
+from .cli_login import cli_login_of, run_cli_login
 from .common import channel_gateway, definition_of, require_openclaw
 
 logger = logging.getLogger(__name__)
@@ -162,10 +163,7 @@ def _login_definition(agent: Agent, type_: str) -> Definition:
         raise InvalidRequest(f"The {definition.label} channel has no login step: save its config instead.",
                              code="no_login")
     if definition.login == "cli":
-        raise LoginNotAvailable(
-            f"The {definition.label} channel pairs through OpenClaw's CLI login inside the workload, which this "
-            f"Fleet does not run yet; pair it from the runtime's Control UI."
-        )
+        cli_login_of(definition)  # 409 unsupported for a type without an allowlisted command
     return definition
 
 
@@ -177,6 +175,8 @@ def runtime_channel_login(*, agent: Agent, type_: str, force: bool = False) -> L
     plugin = _plugin_patch(gateway, [definition])
     if plugin:
         gateway.config_patch(plugin)
+    if definition.login == "cli":
+        return run_cli_login(agent, definition)
     answer = gateway.login_start(type_, force=force)
     message = answer.get("message") or ""
     if answer.get("qr_data_url"):
@@ -188,7 +188,9 @@ def runtime_channel_login(*, agent: Agent, type_: str, force: bool = False) -> L
 
 
 def runtime_channel_login_wait(*, agent: Agent, type_: str, current_qr: str | None = None) -> LoginResult:
-    _login_definition(agent, type_)
+    definition = _login_definition(agent, type_)
+    if definition.login == "cli":
+        return _cli_login_wait(agent, definition)
     answer = channel_gateway(agent).login_wait(type_, timeout_ms=LOGIN_WAIT_MS, current_qr=current_qr)
     message = answer.get("message") or ""
     if answer.get("connected"):
@@ -198,6 +200,16 @@ def runtime_channel_login_wait(*, agent: Agent, type_: str, current_qr: str | No
     if _failed(message):
         raise GatewayError(message)
     return LoginResult("waiting", message or "Waiting for the QR code to be scanned.")
+
+
+def _cli_login_wait(agent: Agent, definition: Definition) -> LoginResult:
+    """A CLI login waits for its scan inside the workload, where Fleet cannot ask it: the
+    runtime's channels.status says whether the account is linked yet."""
+    state = next((s for s in channel_gateway(agent).channels_status() if s.channel == definition.type), None)
+    if state is not None and (state.connected or state.linked):
+        return LoginResult("connected", f"{definition.label} is linked.", connected=True)
+    waiting = "Waiting for the QR code to be scanned."
+    return LoginResult("waiting", f"{waiting} The runtime reports: {state.error}" if state and state.error else waiting)
 
 
 def runtime_channel_logout(*, agent: Agent, type_: str) -> dict:

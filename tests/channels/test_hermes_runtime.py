@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from channels.adapters import slack
 from channels.models import ChannelMessage, Direction, MessageState
-from channels.services import inbound_forward, legacy_channel_create, reply_send
+from channels.services import inbound_forward, legacy_channel_create, reply_send, stale_inbound_requeue
+from channels.services.inbound import claim_expiry
 from tests.factories.agents import WorkspaceAgentFactory
 from tests.infra.fake_model import ANSWER
 from tests.support import client_for
@@ -95,4 +98,40 @@ def test_a_message_waits_while_the_agent_starts_and_is_answered_once_it_runs(age
     reply = ChannelMessage.objects.get(reply_to=message)
     assert reply_send(message_id=reply.pk) is True
     assert reply_send(message_id=reply.pk) is False
+    assert [r.json()["text"] for r in api_bases["telegram"].requests] == [ANSWER]
+
+
+def test_a_dead_workers_stale_claim_is_taken_over_and_answered_exactly_once(
+        agent, api_bases, fake_model, django_capture_on_commit_callbacks):
+    channel = legacy_channel_create(agent=agent, type_="telegram", config={"botToken": "TOKEN-tg"})
+    # What a worker killed mid chat turn leaves: the message claimed (forwarding), no reply.
+    message = ChannelMessage.objects.create(channel=channel, direction=Direction.INBOUND, content="Still there?",
+                                            sender="42", provider_update_id="78", state=MessageState.FORWARDING,
+                                            attempts=1, claimed_at=timezone.now() - timedelta(seconds=5))
+
+    with django_capture_on_commit_callbacks() as queued:
+        assert stale_inbound_requeue() == 0
+    assert inbound_forward(message_id=message.pk) == "skipped"  # a live claim: its turn may still be running
+    assert not queued
+
+    ChannelMessage.objects.filter(pk=message.pk).update(
+        claimed_at=timezone.now() - claim_expiry() - timedelta(seconds=1))
+    with django_capture_on_commit_callbacks() as queued:
+        assert stale_inbound_requeue() == 1  # the sweep, for a broker that dropped the task
+
+    assert inbound_forward(message_id=message.pk) == "answered"  # the redelivered (or swept) task
+    assert inbound_forward(message_id=message.pk) == "skipped"  # the other of the two
+    message.refresh_from_db()
+    assert (message.state, message.attempts) == (MessageState.ANSWERED, 2)
+
+    # A worker that was slow rather than dead and reaches its reply last: the first reply stands.
+    ChannelMessage.objects.filter(pk=message.pk).update(
+        state=MessageState.FORWARDING, claimed_at=timezone.now() - claim_expiry() - timedelta(seconds=1))
+    assert inbound_forward(message_id=message.pk) == "skipped"
+    message.refresh_from_db()
+    assert message.state == MessageState.ANSWERED
+    (reply,) = ChannelMessage.objects.filter(reply_to=message)
+    assert reply_send(message_id=reply.pk) is True
+    assert reply_send(message_id=reply.pk) is False
+    time.sleep(0.5)
     assert [r.json()["text"] for r in api_bases["telegram"].requests] == [ANSWER]

@@ -89,6 +89,15 @@ def test_redacted_without_a_stored_secret_is_refused(tenancy, openclaw_agent):
     assert response.status_code == 400 and "config.botToken" in response.json()["fields"]
 
 
+@pytest.mark.parametrize("type_", ["feishu", "zalouser"])
+def test_the_images_cli_login_plugins_are_available(tenancy, openclaw_agent, type_):
+    config = {"appId": "cli_a", "appSecret": "b"} if type_ == "feishu" else {}
+    response = tenancy.client("editor").post(_url(openclaw_agent), {"type": type_, "config": config}, format="json")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["restart"] == "pending"
+
+
 def test_a_channel_whose_plugin_the_image_lacks_is_refused_clearly(tenancy, openclaw_agent):
     response = tenancy.client("editor").post(
         _url(openclaw_agent), {"type": "slack", "config": {"botToken": "xoxb-1", "appToken": "xapp-1"}}, format="json")
@@ -109,7 +118,8 @@ def test_an_unknown_type_is_404(tenancy, openclaw_agent):
     ("/slack/logout", 400, "logout_not_supported"),
     ("/telegram/connect", 400, "no_login"),
     ("/feishu/login", 409, "unsupported"),
-    ("/zalouser/connect", 409, "unsupported"),
+    ("/zalouser/connect", 409, "agent_not_running"),
+    ("/zalouser/login/wait", 409, "agent_not_running"),
     ("/fax/connect", 404, "not_found"),
     ("/whatsapp/connect", 409, "agent_not_running"),
     ("/telegram/logout", 409, "agent_not_running"),

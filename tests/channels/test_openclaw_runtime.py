@@ -1,7 +1,8 @@
 """Runtime-managed channels against a real OpenClaw 2026.9.6 (one container for the module):
 the catalog from channels.status, a Telegram save reaching the runtime's config (its token never
 back in clear from Fleet), toggling, the stored config pushed again after a start, the WhatsApp
-QR login answering the runtime's own offline failure as a 502, and logout rules."""
+QR login answering the runtime's own offline failure as a 502, the Zalo Personal CLI login run
+inside the container answering its own offline failure as a 502, and logout rules."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ OPENCLAW_REDACTED = "__OPENCLAW_REDACTED__"
 
 
 @pytest.fixture
-def agent(openclaw_runtime, tenancy):
-    agent = openclaw_runtime.agent(owner=tenancy.agent_owner)
+def agent(openclaw_runtime, tenancy, settings, docker_engine_url):
+    settings.DOCKER_HOST = docker_engine_url  # CLI logins run through the Docker backend's exec
+    agent = openclaw_runtime.agent(owner=tenancy.agent_owner, container_id=openclaw_runtime.container.id)
     WorkspaceAgentFactory(workspace=tenancy.workspace, agent=agent)
     return agent
 
@@ -115,3 +117,40 @@ def test_logout_is_refused_for_other_types_and_reaches_the_runtime_for_whatsapp(
     assert (refused.status_code, refused.json()["code"]) == (400, "logout_not_supported")
     assert logged_out.status_code == 200, logged_out.content
     assert logged_out.json()["success"] is True
+
+
+def test_zalo_cli_login_runs_in_the_container_and_answers_its_offline_failure_as_a_502(agent, tenancy):
+    editor = tenancy.client("editor")
+    saved = editor.post(f"/api/agents/{agent.id}/channels", {"type": "zalouser", "config": {}, "enabled": True},
+                        format="json")
+    assert saved.status_code == 200, saved.content  # the image carries the plugin: linked like WhatsApp
+    plugins = gateway_for(agent).config_get()["config"]["plugins"]
+    assert "/opt/openclaw/node_modules/@openclaw/zalouser" in plugins["load"]["paths"]
+
+    # Whatever the body says, only the table's argv runs.
+    started = editor.post(f"/api/agents/{agent.id}/channels/zalouser/connect",
+                          {"argv": ["cat", "/etc/passwd"], "command": "id"}, format="json")
+
+    assert started.status_code == 502, started.content
+    body = started.json()
+    assert body["code"] == "gateway_error"
+    # OpenClaw's CLI, in its own words: no network inside the test runtime.
+    assert body["error"].startswith("Channel login failed:") and "id.zalo.me" in body["error"], body
+    assert "root:" not in started.content.decode()
+    waited = editor.post(f"/api/agents/{agent.id}/channels/zalouser/login/wait", {}, format="json")
+    assert waited.status_code == 200, waited.content
+    assert waited.json()["connected"] is False and waited.json()["status"] == "waiting"
+
+
+def test_feishu_saves_with_its_plugin_and_its_interactive_login_is_refused(agent, tenancy):
+    editor = tenancy.client("editor")
+    saved = editor.post(f"/api/agents/{agent.id}/channels",
+                        {"type": "feishu", "config": {"appId": "cli_fleet_test", "appSecret": "s3cret-value"}},
+                        format="json")
+    assert saved.status_code == 200, saved.content
+    assert _runtime_channels(agent)["feishu"]["appId"] == "cli_fleet_test"
+
+    login = editor.post(f"/api/agents/{agent.id}/channels/feishu/login")
+
+    assert (login.status_code, login.json()["code"]) == (409, "unsupported")
+    assert "interactive" in login.json()["error"]

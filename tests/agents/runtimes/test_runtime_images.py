@@ -85,9 +85,14 @@ def test_openclaw_listens_on_all_interfaces_by_default(openclaw):
     assert openclaw.listening_addresses() == {ALL_IPV4}
 
 
-def test_openclaw_has_the_whatsapp_plugin_and_a_shell(openclaw):
-    status, raw = openclaw.sh("cat /opt/openclaw/node_modules/@openclaw/whatsapp/package.json")
-    assert status == 0 and json.loads(raw)["version"] == "2026.9.6"
+@pytest.mark.parametrize(("plugin", "version"), [("whatsapp", "2026.9.6"), ("feishu", "2026.9.5"),
+                                                  ("zalouser", "2026.9.4")])
+def test_openclaw_has_the_channel_plugins(openclaw, plugin, version):
+    status, raw = openclaw.sh(f"cat /opt/openclaw/node_modules/@openclaw/{plugin}/package.json")
+    assert status == 0 and json.loads(raw)["version"] == version
+
+
+def test_openclaw_has_a_shell(openclaw):
     # /bin/sh is bash (the exec tool needs one); `#!/usr/bin/env node` scripts find Node 24.
     assert openclaw.sh('echo "bash ${BASH_VERSION%%.*}"; env node --version') == (0, "bash 5\nv24.21.0")
 
