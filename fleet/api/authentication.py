@@ -33,21 +33,21 @@ class Credential:
 def read_credential(request) -> Credential | None:
     """The one credential a request carries, or None; raises ConflictingAuth."""
     meta = request.META
-    explicit: list[Credential] = []
     authorization = meta.get("HTTP_AUTHORIZATION", "").strip()
+    keys = {meta[h].strip() for h in API_KEY_HEADERS if meta.get(h, "").strip()}
+    # Conflicts are judged on presence alone, before any scheme is parsed: an Authorization
+    # of any scheme (Basic too) beside a key is two explicit credentials.
+    if len(keys) > 1:
+        raise ConflictingAuth("Two different API keys were sent.")
+    if authorization and keys:
+        raise ConflictingAuth()
+    if keys:
+        return Credential("api_key", keys.pop())
     if authorization:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise InvalidCredentials("The Authorization header must be 'Bearer <token>'.")
-        explicit.append(Credential("session", token.strip()))
-    keys = {meta[h].strip() for h in API_KEY_HEADERS if meta.get(h, "").strip()}
-    if len(keys) > 1:
-        raise ConflictingAuth("Two different API keys were sent.")
-    explicit.extend(Credential("api_key", k) for k in keys)
-    if len(explicit) > 1:
-        raise ConflictingAuth()
-    if explicit:
-        return explicit[0]
+        return Credential("session", token.strip())
     cookie = request.COOKIES.get(SESSION_COOKIE, "").strip()
     return Credential("session", cookie) if cookie else None
 
