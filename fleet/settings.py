@@ -248,6 +248,9 @@ GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,190
 GATEWAY_LISTENER_SHARDS = env.int("GATEWAY_LISTENER_SHARDS", default=1)
 GATEWAY_LISTENER_SHARD = env.int("GATEWAY_LISTENER_SHARD", default=0)
 GATEWAY_LISTENER_REFRESH_SECONDS = env.float("GATEWAY_LISTENER_REFRESH_SECONDS", default=15)
+# The host gateway UI URLs name; empty: the engine's host. Never the control plane's own host:
+# cookies ignore ports, so a gateway UI there would receive the session cookie.
+GATEWAY_PUBLIC_HOST = env.str("GATEWAY_PUBLIC_HOST", default="")
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 
 # --- Email ----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from rest_framework.authentication import BaseAuthentication
 
 from fleet.errors import ConflictingAuth, InvalidCredentials
 
+from .origin import require_same_origin
 from .principal import Principal
 
 API_KEY_HEADERS = ("HTTP_X_API_KEY", "HTTP_X_SERVICE_API_KEY")
@@ -28,6 +29,7 @@ SESSION_COOKIE = "service_auth"
 class Credential:
     kind: str  # "session" or "api_key"
     value: str
+    from_cookie: bool = False  # a browser sends it by itself: unsafe methods must prove same origin
 
 
 def read_credential(request) -> Credential | None:
@@ -49,7 +51,7 @@ def read_credential(request) -> Credential | None:
             raise InvalidCredentials("The Authorization header must be 'Bearer <token>'.")
         return Credential("session", token.strip())
     cookie = request.COOKIES.get(SESSION_COOKIE, "").strip()
-    return Credential("session", cookie) if cookie else None
+    return Credential("session", cookie, from_cookie=True) if cookie else None
 
 
 @cache
@@ -73,6 +75,8 @@ class FleetAuthentication(BaseAuthentication):
         credential = read_credential(request)
         if credential is None:
             return None
+        if credential.from_cookie:
+            require_same_origin(request)
         principal = verify_credential(credential)
         return principal.user, principal
 
