@@ -14,6 +14,7 @@ from django.utils.html import format_html
 
 from .models import User
 from .services import password_length_problem
+from .tokens import sessions_revoke
 
 
 def _email_unused(form: forms.ModelForm) -> str:
@@ -78,6 +79,14 @@ class UserAdmin(DjangoUserAdmin):
             },
         ),
     )
+
+    actions = ("sign_out_everywhere",)
+
+    @admin.action(description="Sign out everywhere (end every session of the selected users)")
+    def sign_out_everywhere(self, request, queryset):
+        for user in queryset:
+            sessions_revoke(user=user)
+        self.message_user(request, f"Signed out {len(queryset)} user(s) everywhere.")
 
     @admin.display(description="Avatar")
     def avatar_preview(self, user: User):

@@ -8,10 +8,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
+from fleet.api.origin import is_same_origin
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
-from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
+from fleet.errors import FleetError, Forbidden, InvalidCredentials, NotAuthenticated
 
 from . import services
 from .avatars import avatar_problem
@@ -20,7 +21,7 @@ from .oauth import GITHUB, PROVIDERS, provider_identity
 from .selectors import bootstrap_status
 from .serializers import BootstrapStatusOut, OAuthLoginOut, ProfileOut, SessionTokenOut, SignupOut, UserOut
 from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, SignupDailyThrottle
-from .tokens import principal_from_session_token, session_token_issue
+from .tokens import principal_from_session_token, session_token_issue, sessions_revoke, user_from_session_token
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
 
@@ -189,6 +190,23 @@ class LogoutApi(PublicApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
+        # Logout stays public (a stale credential must not block it), but a session it can
+        # verify ends everywhere. A cookie counts only from our own origin: a cross-site form
+        # must not sign the user out of every device.
+        credential = _credential_or_none(request)
+        if credential is not None and credential.kind == "session" and (
+            not credential.from_cookie or is_same_origin(request)
+        ):
+            user = user_from_session_token(credential.value)
+            if user is not None:
+                sessions_revoke(user=user)
         response = Response(SuccessOut({"success": True}).data)
         session_cookie_clear(response)
         return response
+
+
+def _credential_or_none(request):
+    try:
+        return read_credential(request)
+    except FleetError:
+        return None
