@@ -66,7 +66,8 @@ def test_bearer_and_key_posts_need_no_origin(tenancy):
                        HTTP_ORIGIN="https://evil.example")
     assert bearer.post("/api/workspaces", {"name": "w"}, format="json").status_code == 201
     key = tenancy.client("key:agents:write")
-    assert key.post(f"/api/workspaces/{tenancy.workspace.id}/agents", {"agentId": str(tenancy.agent(owner=tenancy.owner).id)},
+    agent = tenancy.agent(owner=tenancy.owner)
+    assert key.post(f"/api/workspaces/{tenancy.workspace.id}/agents", {"agentId": str(agent.id)},
                     format="json", HTTP_ORIGIN="https://evil.example").status_code == 200
 
 

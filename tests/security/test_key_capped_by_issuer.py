@@ -17,7 +17,8 @@ HOOK = "http://127.0.0.1:9/hook"
 
 
 def _admins_key(tenancy) -> str:
-    return make_api_key(workspace=tenancy.workspace, scopes=["agents:read", "agents:write"], created_by=tenancy.admin)[1]
+    scopes = ["agents:read", "agents:write"]
+    return make_api_key(workspace=tenancy.workspace, scopes=scopes, created_by=tenancy.admin)[1]
 
 
 def _demote(user, workspace, role="editor"):
