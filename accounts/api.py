@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
+from fleet.api.fields import StrictCharField
 from fleet.api.origin import is_same_origin
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
@@ -90,7 +91,8 @@ class ProfileApi(ApiView):
     access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(min_length=1, max_length=100, allow_null=True, required=False)
+        # Control and bidi characters dropped, as workspace names (defect 18).
+        name = StrictCharField(min_length=1, max_length=100, allow_null=True, required=False)
         avatar = serializers.CharField(allow_null=True, required=False, trim_whitespace=False)
 
         def validate_avatar(self, value):
