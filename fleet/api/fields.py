@@ -14,7 +14,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-
 # Bidirectional controls reorder what a reader sees ("Trojan Source"); they are format
 # characters (Cf), which also hold legitimate joiners, so they are named one by one.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
