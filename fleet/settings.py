@@ -253,6 +253,15 @@ GATEWAY_LISTENER_REFRESH_SECONDS = env.float("GATEWAY_LISTENER_REFRESH_SECONDS",
 GATEWAY_PUBLIC_HOST = env.str("GATEWAY_PUBLIC_HOST", default="")
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 
+# Rate limits beyond the contract's (security review): "<count>/<n><s|m|h|d>".
+ADMIN_LOGIN_RATE_PER_IP = env.str("ADMIN_LOGIN_RATE_PER_IP", default="20/15m")
+ADMIN_LOGIN_RATE_PER_ACCOUNT = env.str("ADMIN_LOGIN_RATE_PER_ACCOUNT", default="10/15m")
+MEMBER_ADD_RATE_PER_USER = env.str("MEMBER_ADD_RATE_PER_USER", default="30/1h")
+MEMBER_ADD_RATE_PER_WORKSPACE = env.str("MEMBER_ADD_RATE_PER_WORKSPACE", default="60/1h")
+ALERT_TEST_RATE_PER_RULE = env.str("ALERT_TEST_RATE_PER_RULE", default="5/10m")
+ALERT_TEST_RATE_PER_USER = env.str("ALERT_TEST_RATE_PER_USER", default="30/1h")
+ALERT_TEST_RECIPIENTS_PER_HOUR = env.int("ALERT_TEST_RECIPIENTS_PER_HOUR", default=100)
+
 # --- Email ----------------------------------------------------------------------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(_email)

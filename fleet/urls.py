@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from .admin_login import admin_login
 from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
 from .views import HealthView, api_not_found
 
@@ -20,6 +21,7 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    path("admin/login/", admin_login, name="admin-login"),  # throttled; the rest of the admin as is
     path("admin/", admin.site.urls),
     path("api", api_not_found),  # the bare prefix too answers the JSON 404, not an HTML page
     path("api/", include(api_patterns)),
