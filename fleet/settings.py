@@ -1,7 +1,9 @@
 """Fleet settings: one module, read from the environment (django-environ).
 
-Every value has a development default; production (DEBUG=false) refuses to start
-where no safe default exists (SECRET_KEY, FLEET_ENCRYPTION_KEYS). Any variable may
+Defaults are production-safe (DEBUG false, /metrics closed); `make run` sets DEBUG=true for
+development. Without DEBUG, Fleet refuses to start where no safe default exists (SECRET_KEY,
+FLEET_ENCRYPTION_KEYS); the test suite (FLEET_TESTING, set by tests/settings.py) gets
+generated development secrets like DEBUG does. Any variable may
 also be given as NAME_FILE pointing at a mounted secret file.
 Each setting is listed with its default in docs/configuration.md.
 """
@@ -22,8 +24,9 @@ VAR_DIR = Path(os.environ.get("FLEET_VAR_DIR", BASE_DIR / "var"))
 
 env = environ.FileAwareEnv()
 
-DEBUG = env.bool("DEBUG", default=True)
+DEBUG = env.bool("DEBUG", default=False)
 TESTING = env.bool("FLEET_TESTING", default=False)
+_DEV_SECRETS = DEBUG or TESTING  # generated under var/ only for development and the test suite
 
 
 def _dev_secret(filename: str, generate) -> str:
@@ -39,11 +42,11 @@ def _dev_secret(filename: str, generate) -> str:
 SECRET_KEY = env.str("SECRET_KEY", default="")
 FLEET_ENCRYPTION_KEYS = env.str("FLEET_ENCRYPTION_KEYS", default="")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not _DEV_SECRETS:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
     SECRET_KEY = _dev_secret("secret_key", lambda: secrets.token_urlsafe(50))
 if not FLEET_ENCRYPTION_KEYS:
-    if not DEBUG:
+    if not _DEV_SECRETS:
         raise ImproperlyConfigured("FLEET_ENCRYPTION_KEYS must be set when DEBUG is false.")
     FLEET_ENCRYPTION_KEYS = _dev_secret(
         "encryption_keys",
@@ -81,6 +84,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "fleet.api.gzip.GZipMiddleware",  # Django's, at a cheaper compression level
     "fleet.api.middleware.ApiErrorMiddleware",
+    "fleet.api.middleware.ProxyHeaderWarningMiddleware",  # NUM_PROXIES=0 behind a proxy (README)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -252,6 +256,8 @@ GATEWAY_LISTENER_REFRESH_SECONDS = env.float("GATEWAY_LISTENER_REFRESH_SECONDS",
 # cookies ignore ports, so a gateway UI there would receive the session cookie.
 GATEWAY_PUBLIC_HOST = env.str("GATEWAY_PUBLIC_HOST", default="")
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
+# Without a token /metrics answers 404 unless this is true (the default under DEBUG only).
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=DEBUG)
 
 # Rate limits beyond the contract's (security review): "<count>/<n><s|m|h|d>".
 ADMIN_LOGIN_RATE_PER_IP = env.str("ADMIN_LOGIN_RATE_PER_IP", default="20/15m")
