@@ -236,6 +236,14 @@ AGENT_IMAGE_HERMES = env.str("AGENT_IMAGE_HERMES", default="fleet/hermes:0.19.0"
 DOCKER_HOST = env.str("DOCKER_HOST", default="unix:///var/run/docker.sock")
 DOCKER_NETWORK_MODE = env.str("DOCKER_NETWORK_MODE", default="bridge")
 DOCKER_HOST_PORT_RANGE = (19000, 19999)
+# Agent container hardening (agents.backends.docker.hardening_options): every capability is
+# dropped but these, no-new-privileges, a process bound, a read-only root with a tmpfs /tmp.
+DOCKER_CAP_ADD = env.list("DOCKER_CAP_ADD", default=[])
+DOCKER_PIDS_LIMIT = env.int("DOCKER_PIDS_LIMIT", default=1024)
+DOCKER_READ_ONLY_ROOTFS = env.bool("DOCKER_READ_ONLY_ROOTFS", default=True)
+DOCKER_TMPFS_MB = env.int("DOCKER_TMPFS_MB", default=256)
+# Where bridge mode publishes gateway ports; empty: 127.0.0.1 for a local engine, else all.
+DOCKER_PUBLISH_ADDRESS = env.str("DOCKER_PUBLISH_ADDRESS", default="")
 # Extra labels on every container Fleet creates, e.g. to tell control planes sharing an engine apart.
 DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 # Provisioning: how long a new workload may take to answer its health check, and how often a
