@@ -54,8 +54,8 @@ def test_bridge_options_carry_the_publish_address(settings, docker_engine, docke
     settings.DOCKER_PUBLISH_ADDRESS = ""
     backend = DockerBackend(network_mode="bridge")
     agent_id = str(uuid.uuid4())
-    spec = WorkloadSpec(agent_id=agent_id, name=f"fleet-{agent_id}", image="img", runtime_family="hermes", env={}, labels={},
-                        vcpu=1, ram_mb=512, disk_gb=1, gateway_port=9119)
+    spec = WorkloadSpec(agent_id=agent_id, name=f"fleet-{agent_id}", image="img", runtime_family="hermes", env={},
+                        labels={}, vcpu=1, ram_mb=512, disk_gb=1, gateway_port=9119)
 
     options = backend._container_options(docker_engine, spec, 19123)
 
