@@ -55,6 +55,7 @@ if not FLEET_ENCRYPTION_KEYS:
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if DEBUG else ["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+CSRF_FAILURE_VIEW = "fleet.views.csrf_failure"  # the JSON error body under /api
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -17,7 +17,8 @@ api_patterns = [
     path("", include("channels.urls")),
     path("", include("integrations.urls")),
     path("", include("sandbox.urls")),
-    re_path(r"^.*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
+    # (?s): a path holding a newline (%0A) is caught too, not left to Django's HTML 404.
+    re_path(r"^(?s:.*)$", api_not_found, name=API_NOT_FOUND_URL_NAME),
 ]
 
 urlpatterns = [
@@ -30,6 +31,8 @@ urlpatterns = [
 
 # Errors raised before or outside a view still answer the JSON body under /api.
 handler400 = "fleet.views.bad_request"
+handler403 = "fleet.views.permission_denied"
+handler404 = "fleet.views.page_not_found"
 handler500 = "fleet.views.server_error"
 
 admin.site.site_header = "Fleet control plane"
