@@ -67,6 +67,7 @@ def test_bridge_options_carry_the_publish_address(settings, docker_engine, docke
 def live(docker_settings, docker_engine, celery_worker_live):
     docker_settings.AGENT_IMAGE_OPENCLAW = runtime_image(docker_engine, "openclaw")
     docker_settings.AGENT_IMAGE_HERMES = runtime_image(docker_engine, "hermes")
+    docker_settings.DOCKER_READ_ONLY_ROOTFS = True  # the real images run on a read-only root
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 90
     return celery_worker_live
 

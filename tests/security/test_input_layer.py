@@ -81,3 +81,15 @@ def test_ordinary_bodies_still_pass(tenancy):
     response = tenancy.client("owner").post("/api/workspaces", {"name": "fine", "n": [[1, 2.5e3]]}, format="json")
 
     assert response.status_code == 201
+
+
+@pytest.mark.parametrize("pct", [1e30, -1e30, 1e300])
+def test_a_huge_soft_threshold_is_a_400_not_a_500(tenancy, pct):
+    # Found by the schema fuzz: quantizing it overflowed Decimal's precision.
+    agent = tenancy.agent(owner=tenancy.editor)
+
+    response = tenancy.client("editor").put(f"/api/agents/{agent.id}/budget",
+                                            {"period": "daily", "limit_usd": 5, "soft_threshold_pct": pct},
+                                            format="json")
+
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
