@@ -52,6 +52,7 @@ def test_bridge_mode_publishes_the_gateway_on_the_chosen_address(settings, host,
 @pytest.mark.docker
 def test_bridge_options_carry_the_publish_address(settings, docker_engine, docker_settings):
     settings.DOCKER_PUBLISH_ADDRESS = ""
+    settings.DOCKER_READ_ONLY_ROOTFS = True  # docker_settings turns it off for the busybox test image
     backend = DockerBackend(network_mode="bridge")
     agent_id = str(uuid.uuid4())
     spec = WorkloadSpec(agent_id=agent_id, name=f"fleet-{agent_id}", image="img", runtime_family="hermes", env={},
