@@ -26,6 +26,21 @@ WEBHOOK_SECRET = "whsec_" + "c2VjcmV0LXNpZ25pbmcta2V5LWJ5dGVzLTEyMzQ1Njc4"
 HEADER_VALUE = "Bearer scan-header-token-5a1e"
 
 
+def test_the_scan_itself_catches_a_logged_secret(caplog):
+    """The watch is live: a secret written to a log line is a finding (taken back out here)."""
+    import logging
+
+    secret = "canary-5f3a9e-secret"
+    REGISTRY.add("encrypted", secret)
+    before = len(REGISTRY.findings)
+
+    logging.getLogger("fleet.test").warning("leaking %s", secret)
+
+    caught = REGISTRY.findings[before:]
+    del REGISTRY.findings[before:]
+    assert caught and "encrypted" in caught[0]
+
+
 def test_no_secret_reached_a_log_line_or_a_response_during_the_run():
     assert REGISTRY.secrets["password"] or REGISTRY.secrets["jwt"], "the scan learnt no secret: is it installed?"
     assert not REGISTRY.findings, "\n".join(REGISTRY.findings[:50])
