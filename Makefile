@@ -30,7 +30,7 @@ run: migrate
 	@echo ""
 	@echo "Fleet is starting on http://127.0.0.1:$(PORT)/  (API under /api/, admin console at /admin/)"
 	@echo "Create the first platform admin, in another terminal:"
-	@echo "  $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
+	@echo "  DEBUG=true $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
 	PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
 
