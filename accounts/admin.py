@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.utils.html import format_html
@@ -81,6 +82,15 @@ class UserAdmin(DjangoUserAdmin):
     )
 
     actions = ("sign_out_everywhere",)
+
+    def user_change_password(self, request, id, form_url=""):
+        """An admin setting a user's password ends that user's sessions, as changing it does."""
+        response = super().user_change_password(request, id, form_url)
+        if request.method == "POST" and response.status_code == 302:
+            user = self.get_object(request, unquote(id))
+            if user is not None:
+                sessions_revoke(user=user)
+        return response
 
     @admin.action(description="Sign out everywhere (end every session of the selected users)")
     def sign_out_everywhere(self, request, queryset):

@@ -76,6 +76,17 @@ def test_the_admin_signs_a_user_out_everywhere(client, platform_admin, user):
     assert User.objects.get(pk=user.pk).token_version == 1
 
 
+def test_an_admin_setting_a_users_password_ends_their_sessions(client, platform_admin, user):
+    token = session_token_issue(user=user)
+    client.force_login(platform_admin)
+
+    response = client.post(f"/admin/accounts/user/{user.pk}/password/",
+                           {"password1": "brand-new-pass-9", "password2": "brand-new-pass-9"})
+
+    assert response.status_code == 302
+    assert bearer(token).get("/api/auth/me").status_code == 401
+
+
 def test_the_check_costs_no_query_beyond_the_user_row(user):
     client = bearer(session_token_issue(user=user))
 
