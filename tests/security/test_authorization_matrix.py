@@ -15,6 +15,7 @@ which counts as "ok" (access passed). A 5xx fails the cell whoever calls.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -251,7 +252,9 @@ class World:
         return cls(t, agent, member, key, rule, budget, clients)
 
 
-# Each <uuid:name> of a route and the object of the world it names. A new one needs a builder.
+# Each <converter:name> of a route and the object of the world it names (its id, or the string the
+# route takes: a channel id, a provider name...). A new one needs a builder; an object a caller let
+# through must exist, or its 404 reads as "hidden".
 URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "workspace_id": lambda w: w.tenancy.workspace.id,
     "agent_id": lambda w: w.agent.id,
@@ -327,8 +330,6 @@ def test_every_route_and_method_has_a_row_in_the_table():
 
 
 def view_arguments(route: str) -> list[str]:
-    import re
-
     return re.findall(r"<(?:\w+:)?(\w+)>", route)
 
 
@@ -338,9 +339,7 @@ def test_each_caller_gets_what_the_table_says(name, method):
     route, view = view_of[name]
     policy = ACCESS[name].get(method) or ACCESS[name][reading_method(view)]
     world = World.build()
-    url = "/" + route
-    for argument in view_arguments(route):
-        url = url.replace(f"<uuid:{argument}>", str(URL_ARGUMENTS[argument](world)))
+    url = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(URL_ARGUMENTS[m.group(1)](world)), route)
 
     mismatches = []
     for caller in CALLERS:
