@@ -61,20 +61,19 @@ ALL_KINDS = ("password", "encrypted", "api_key", "jwt")
 NEVER_RETURNED = ("password", "encrypted")
 
 
-class _LogScanner(logging.Handler):
-    def emit(self, record):
-        if REGISTRY.scanning:
-            return
-        REGISTRY.scanning = True
-        try:
-            text = record.getMessage()
-            if record.exc_info and record.exc_info[1] is not None:
-                text += " " + repr(record.exc_info[1])
-            REGISTRY.report(f"the log line {record.name}: {text[:80]!r}", text, ALL_KINDS)
-        except Exception:  # a record that cannot be formatted is no finding
-            pass
-        finally:
-            REGISTRY.scanning = False
+def _scan_record(record) -> None:
+    if REGISTRY.scanning:
+        return
+    REGISTRY.scanning = True
+    try:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += " " + repr(record.exc_info[1])
+        REGISTRY.report(f"the log line {record.name}: {text[:80]!r}", text, ALL_KINDS)
+    except Exception:  # a record that cannot be formatted is no finding
+        pass
+    finally:
+        REGISTRY.scanning = False
 
 
 def _wrap(owner, name: str, record):
@@ -112,7 +111,9 @@ def _secrets_watched():
         REGISTRY.report(f"the response to {request.method} {request.path}", text, NEVER_RETURNED)
 
     _wrap(BaseHandler, "get_response", scan_response)
-    logging.getLogger().addHandler(_LogScanner(level=logging.DEBUG))
+    # Every record any logger handles, whatever handlers a test's logging configuration leaves
+    # (a dictConfig replaces the root's handlers, so a handler of ours could be dropped).
+    _wrap(logging.Logger, "handle", lambda args, kwargs, result: _scan_record(args[1]))
     yield
 
 

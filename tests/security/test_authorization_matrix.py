@@ -81,13 +81,13 @@ def public(caller: str) -> str:
 
 
 def authenticated(scope: str | None = None) -> Policy:
-    """Any session; a key only with `scope` (its own workspace's data)."""
+    """Any session; a key only with `scope` (its own workspace's data), any key without one."""
     def policy(caller):
         if found := common(caller):
             return found
         if caller in SESSIONS:
             return OK
-        return OK if scope and scope in key_scopes(caller) else FORBIDDEN
+        return OK if scope is None or scope in key_scopes(caller) else FORBIDDEN
     return policy
 
 
