@@ -18,19 +18,21 @@ install: $(VENV)/.installed
 
 # The Procfile's release step: migrate, then install the periodic jobs (idempotent).
 migrate: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_periodic_tasks
+	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-true} $(PY) manage.py setup_periodic_tasks
 
 # Web, worker, beat and the gateway listener under honcho, on the embedded defaults (SQLite
 # and a filesystem broker under var/) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL are set.
 # Agents get 2048 MB unless DEFAULT_RAM_MB says otherwise: OpenClaw needs it (docs/configuration.md).
+# DEBUG=true (unless set): generated dev secrets, open /metrics, cookies without Secure. The
+# defaults without it are production's.
 run: migrate
 	@echo ""
 	@echo "Fleet is starting on http://127.0.0.1:$(PORT)/  (API under /api/, admin console at /admin/)"
 	@echo "Create the first platform admin, in another terminal:"
-	@echo "  $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
+	@echo "  DEBUG=true $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
-	PORT=$(PORT) DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
+	PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
 
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install
@@ -42,7 +44,7 @@ lint: install
 
 # Benchmarks print figures; they are never part of the test suite.
 bench: install
-	$(PY) -m bench $(BENCH_ARGS)
+	DEBUG=$${DEBUG:-true} $(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.utils.html import format_html
 
 from .models import User
 from .services import password_length_problem
+from .tokens import sessions_revoke
 
 
 def _email_unused(form: forms.ModelForm) -> str:
@@ -78,6 +80,23 @@ class UserAdmin(DjangoUserAdmin):
             },
         ),
     )
+
+    actions = ("sign_out_everywhere",)
+
+    def user_change_password(self, request, id, form_url=""):
+        """An admin setting a user's password ends that user's sessions, as changing it does."""
+        response = super().user_change_password(request, id, form_url)
+        if request.method == "POST" and response.status_code == 302:
+            user = self.get_object(request, unquote(id))
+            if user is not None:
+                sessions_revoke(user=user)
+        return response
+
+    @admin.action(description="Sign out everywhere (end every session of the selected users)")
+    def sign_out_everywhere(self, request, queryset):
+        for user in queryset:
+            sessions_revoke(user=user)
+        self.message_user(request, f"Signed out {len(queryset)} user(s) everywhere.")
 
     @admin.display(description="Avatar")
     def avatar_preview(self, user: User):

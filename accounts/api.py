@@ -8,11 +8,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
-from fleet.api.fields import RawStringField
+from fleet.api.fields import RawStringField, StrictCharField
+from fleet.api.origin import is_same_origin
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
-from fleet.errors import Forbidden, InvalidCredentials, NotAuthenticated
+from fleet.errors import FleetError, Forbidden, InvalidCredentials, NotAuthenticated
 
 from . import provider_keys, services
 from .avatars import avatar_problem
@@ -29,7 +30,7 @@ from .serializers import (
     UserOut,
 )
 from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, SignupDailyThrottle
-from .tokens import principal_from_session_token, session_token_issue
+from .tokens import principal_from_session_token, session_token_issue, sessions_revoke, user_from_session_token
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
 MIN_PROVIDER_KEY_LENGTH, MAX_PROVIDER_KEY_LENGTH = 8, 512
@@ -99,7 +100,8 @@ class ProfileApi(ApiView):
     access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(min_length=1, max_length=100, allow_null=True, required=False)
+        # Control and bidi characters dropped, as workspace names (defect 18).
+        name = StrictCharField(min_length=1, max_length=100, allow_null=True, required=False)
         avatar = serializers.CharField(allow_null=True, required=False, trim_whitespace=False)
 
         def validate_avatar(self, value):
@@ -199,6 +201,16 @@ class LogoutApi(PublicApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
+        # Logout stays public (a stale credential must not block it), but a session it can
+        # verify ends everywhere. A cookie counts only from our own origin: a cross-site form
+        # must not sign the user out of every device.
+        credential = _credential_or_none(request)
+        if credential is not None and credential.kind == "session" and (
+            not credential.from_cookie or is_same_origin(request)
+        ):
+            user = user_from_session_token(credential.value)
+            if user is not None:
+                sessions_revoke(user=user)
         response = Response(SuccessOut({"success": True}).data)
         session_cookie_clear(response)
         return response
@@ -236,3 +248,10 @@ class ProviderKeyApi(ApiView):
     def delete(self, request, provider):
         provider_keys.provider_key_delete(user=self.principal.user, provider=provider)
         return Response(SuccessOut({"success": True}).data)
+
+
+def _credential_or_none(request):
+    try:
+        return read_credential(request)
+    except FleetError:
+        return None

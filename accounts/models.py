@@ -45,6 +45,9 @@ class User(AbstractBaseUser):
     )
     avatar = models.TextField(null=True, blank=True, help_text="data:image/...;base64 URL, at most 500 KB")
     is_active = models.BooleanField(default=True)
+    # Every session JWT carries the version it was issued under; bumping it (logout, password
+    # change, "sign out everywhere") ends all of them at once (accounts.tokens).
+    token_version = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = UserManager()

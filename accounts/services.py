@@ -17,6 +17,7 @@ from .bot_protection import bot_protection_verify
 from .locks import registration_lock
 from .models import User
 from .oauth import ProviderIdentity
+from .tokens import sessions_revoke
 
 MIN_PASSWORD, MAX_PASSWORD = 8, 128  # characters, wherever a password is set
 
@@ -138,6 +139,7 @@ def user_password_change(*, user: User, current_password: str, new_password: str
         raise InvalidCredentials("The current password is incorrect.")
     user.set_password(new_password)
     user.save(update_fields=["password"])
+    sessions_revoke(user=user)  # a changed password ends every session, this one included
     return user
 
 

@@ -6,6 +6,7 @@ import uuid
 
 import jwt
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from fleet.api.principal import Principal
@@ -24,6 +25,7 @@ def session_token_issue(*, user) -> str:
         "iat": int(now.timestamp()),
         "exp": int((now + settings.SESSION_JWT_LIFETIME).timestamp()),
         "jti": uuid.uuid4().hex,
+        "ver": user.token_version,
     }
     return jwt.encode(payload, settings.SECRET_KEY, algorithm=ALGORITHM)
 
@@ -41,8 +43,18 @@ def user_from_session_token(token: str):
         user_id = uuid.UUID(str(payload["sub"]))
     except (jwt.PyJWTError, ValueError, TypeError):
         return None
-    # Every authenticated request comes here: a primary-key read, no ordering to compile.
-    return next(iter(User.objects.filter(pk=user_id, is_active=True).order_by()[:1]), None)
+    # Every authenticated request comes here: a primary-key read, no ordering to compile. The
+    # token version is checked against that same row: revocation costs no extra query.
+    user = next(iter(User.objects.filter(pk=user_id, is_active=True).order_by()[:1]), None)
+    if user is None or payload.get("ver", 0) != user.token_version:
+        return None
+    return user
+
+
+def sessions_revoke(*, user) -> None:
+    """End every session JWT of `user` at once (logout, password change, sign out everywhere)."""
+    User.objects.filter(pk=user.pk).update(token_version=F("token_version") + 1)
+    user.refresh_from_db(fields=["token_version"])
 
 
 def principal_from_session_token(token: str) -> Principal | None:

@@ -293,13 +293,12 @@ def workspace_agent_list(*, workspace: Workspace, user) -> QuerySet[WorkspaceAge
     )
 
 
-def workspace_agent_candidates(*, workspace: Workspace, user) -> QuerySet[Agent]:
+def workspace_agent_candidates(*, workspace: Workspace, principal: Principal) -> QuerySet[Agent]:
     """GET /workspaces/:id/agent-candidates: the caller's own agents, newest first, each with
-    `assigned` (to this workspace)."""
+    `assigned` (to this workspace). A workspace API key never sees past its workspace: its
+    candidates are its issuer's agents already assigned there (security review, defect 1)."""
     assigned = WorkspaceAgent.objects.filter(workspace=workspace, agent_id=OuterRef("pk"))
-    return (
-        Agent.objects.filter(owner_id=user.pk)
-        .only("id", "name", "status")
-        .annotate(assigned=Exists(assigned))
-        .order_by("-created_at")
-    )
+    agents = Agent.objects.filter(owner_id=principal.user.pk)
+    if principal.is_api_key:
+        agents = agents.filter(Exists(assigned))
+    return agents.only("id", "name", "status").annotate(assigned=Exists(assigned)).order_by("-created_at")

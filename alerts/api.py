@@ -6,10 +6,12 @@ agents:write, which includes reading); writes and tests need admin (a key: agent
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from fleet.api.serializers import SuccessOut
+from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
@@ -64,6 +66,12 @@ class AlertRuleTestApi(ApiView):
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, workspace_id, rule_id):
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
+        # A test relays mail and webhooks on demand: bounded per rule, per user, and in
+        # recipients per workspace and hour (each email address and webhook counts one).
+        throttle("alert_test_rule", rule.pk, settings.ALERT_TEST_RATE_PER_RULE)
+        throttle("alert_test_user", self.principal.user.pk, settings.ALERT_TEST_RATE_PER_USER)
+        throttle("alert_test_recipients", workspace_id, f"{settings.ALERT_TEST_RECIPIENTS_PER_HOUR}/1h",
+                 cost=selectors.alert_rule_recipient_count(rule=rule))
         services.alert_rule_test(rule=rule)
         return Response(SuccessOut({"success": True}).data)
 

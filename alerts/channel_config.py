@@ -50,6 +50,11 @@ class ChannelSpec:
     config: dict = field(default_factory=dict)
     secret: str | None = None
     keep_secret: bool = False  # "[REDACTED]" was sent back: keep the stored secret of this url
+    # Webhook header values are secrets too (an Authorization header): stored encrypted, apart
+    # from `config`, whose "headers" names them with "[REDACTED]" values. Names sent back as
+    # "[REDACTED]" keep the stored value of the same url and header.
+    header_values: dict = field(default_factory=dict)
+    kept_headers: frozenset = frozenset()
 
 
 def parse_channels(value) -> list[ChannelSpec]:
@@ -101,7 +106,10 @@ def _parse_webhook(raw: dict) -> ChannelSpec:
         errors["secret"] = [secret_error]
     if errors:
         raise ValidationError(errors)
-    return ChannelSpec(ChannelType.WEBHOOK, {"url": url, "headers": headers}, secret, keep_secret)
+    public = {"url": url, "headers": {name: REDACTED for name in headers}}
+    given = {name: value for name, value in headers.items() if value != REDACTED}
+    kept = frozenset(name for name, value in headers.items() if value == REDACTED)
+    return ChannelSpec(ChannelType.WEBHOOK, public, secret, keep_secret, given, kept)
 
 
 def _webhook_url(url) -> tuple[str, str | None]:
@@ -140,8 +148,18 @@ def _webhook_headers(headers) -> tuple[dict, dict | list]:
             errors[name] = ["Header values must be strings."]
         elif len(value) > MAX_HEADER_VALUE or any(c in value for c in "\r\n\0"):
             errors[name] = [f"Header values are at most {MAX_HEADER_VALUE} characters, on one line."]
+        elif not _is_latin1(value):  # HTTP sends header values as Latin-1: refuse now, not at delivery
+            errors[name] = ["Header values may only hold Latin-1 characters."]
         seen.add(lowered)
     return (dict(headers), {}) if not errors else ({}, errors)
+
+
+def _is_latin1(value: str) -> bool:
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _webhook_secret(secret) -> tuple[str | None, bool, str | None]:

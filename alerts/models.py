@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from django.conf import settings
@@ -49,12 +50,19 @@ class AlertChannel(models.Model):
     # webhook: {"url", "headers"}; email: {"to", "subjectPrefix"} - the public fields only.
     config = models.JSONField(default=dict)
     secret = EncryptedTextField(null=True, blank=True)  # webhook signing secret, write-only
+    # webhook: the header values as a JSON object, encrypted; config["headers"] names them only.
+    header_values = EncryptedTextField(null=True, blank=True)
 
     class Meta:
         ordering = ("rule", "position")
 
     def __str__(self) -> str:
         return f"{self.type} #{self.position} of {self.rule_id}"
+
+    @property
+    def headers(self) -> dict:
+        """The webhook's headers in clear, for delivery only."""
+        return json.loads(self.header_values) if self.header_values else {}
 
 
 class DeliveryStatus(models.TextChoices):

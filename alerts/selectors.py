@@ -34,3 +34,8 @@ def events_of_workspace(*, workspace_id, limit: int) -> list[Event]:
         # can only occur there as one whole element.
         events = events.filter(workspace_ids__icontains=f'"{workspace_id}"')
     return list(events[:limit])
+
+
+def alert_rule_recipient_count(*, rule: AlertRule) -> int:
+    """How many destinations a test of the rule reaches: each email address and each webhook."""
+    return sum(len(channel.config.get("to") or []) or 1 for channel in rule.channels.all())

@@ -6,7 +6,8 @@ bounded) and status.
 
 `/metrics` serves the text format. Under gunicorn with several workers the counters are
 summed over the workers through PROMETHEUS_MULTIPROC_DIR, which fleet/gunicorn_conf.py sets
-and empties before the workers start. Set METRICS_TOKEN to require `Authorization: Bearer <token>`.
+and empties before the workers start. Set METRICS_TOKEN to require `Authorization: Bearer <token>`;
+without one it is 404 unless METRICS_PUBLIC (the default only under DEBUG).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ def metrics_view(request):
     if request.method not in ("GET", "HEAD"):
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
     token = getattr(settings, "METRICS_TOKEN", "")
+    if not token and not settings.METRICS_PUBLIC:  # closed by default: say nothing is here
+        return HttpResponse("Not found\n", status=404, content_type="text/plain")
     if token:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):

@@ -55,6 +55,12 @@ PRIVATE_NETWORKS = tuple(
     ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
 )
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# IPv6 forms that carry an IPv4 address some relay may deliver to: 6to4, Teredo, NAT64 local
+# use, IPv4-compatible (deprecated). Refused whatever address they carry: a webhook has no
+# business there, and checking the embedded address would trust the relay's routing.
+_EMBEDDED_IPV4_NETWORKS = tuple(
+    ipaddress.ip_network(n) for n in ("2002::/16", "2001::/32", "64:ff9b:1::/48", "::/96")
+)
 
 
 class UnsafeTarget(ValueError):
@@ -120,6 +126,12 @@ def address_is_allowlisted(ip: IPAddress) -> bool:
 
 def address_risk(ip: IPAddress, *, allow_private: bool = False) -> str | None:
     """Why `ip` is refused as an outbound destination, or None when it is fine."""
+    if (
+        isinstance(ip, ipaddress.IPv6Address)
+        and not (ip.is_loopback or ip.is_unspecified)
+        and any(ip in network for network in _EMBEDDED_IPV4_NETWORKS)
+    ):
+        return "an IPv6 transition address embedding IPv4 (6to4, Teredo or the like)"
     ip = _embedded_ipv4(ip)
     if ip in METADATA_ADDRESSES:
         return "a cloud metadata address"

@@ -1,7 +1,9 @@
 """Fleet settings: one module, read from the environment (django-environ).
 
-Every value has a development default; production (DEBUG=false) refuses to start
-where no safe default exists (SECRET_KEY, FLEET_ENCRYPTION_KEYS). Any variable may
+Defaults are production-safe (DEBUG false, /metrics closed); `make run` sets DEBUG=true for
+development. Without DEBUG, Fleet refuses to start where no safe default exists (SECRET_KEY,
+FLEET_ENCRYPTION_KEYS); the test suite (FLEET_TESTING, set by tests/settings.py) gets
+generated development secrets like DEBUG does. Any variable may
 also be given as NAME_FILE pointing at a mounted secret file.
 Each setting is listed with its default in docs/configuration.md.
 """
@@ -22,8 +24,9 @@ VAR_DIR = Path(os.environ.get("FLEET_VAR_DIR", BASE_DIR / "var"))
 
 env = environ.FileAwareEnv()
 
-DEBUG = env.bool("DEBUG", default=True)
+DEBUG = env.bool("DEBUG", default=False)
 TESTING = env.bool("FLEET_TESTING", default=False)
+_DEV_SECRETS = DEBUG or TESTING  # generated under var/ only for development and the test suite
 
 
 def _dev_secret(filename: str, generate) -> str:
@@ -39,11 +42,11 @@ def _dev_secret(filename: str, generate) -> str:
 SECRET_KEY = env.str("SECRET_KEY", default="")
 FLEET_ENCRYPTION_KEYS = env.str("FLEET_ENCRYPTION_KEYS", default="")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not _DEV_SECRETS:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
     SECRET_KEY = _dev_secret("secret_key", lambda: secrets.token_urlsafe(50))
 if not FLEET_ENCRYPTION_KEYS:
-    if not DEBUG:
+    if not _DEV_SECRETS:
         raise ImproperlyConfigured("FLEET_ENCRYPTION_KEYS must be set when DEBUG is false.")
     FLEET_ENCRYPTION_KEYS = _dev_secret(
         "encryption_keys",
@@ -52,6 +55,7 @@ if not FLEET_ENCRYPTION_KEYS:
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if DEBUG else ["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+CSRF_FAILURE_VIEW = "fleet.views.csrf_failure"  # the JSON error body under /api
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -81,6 +85,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "fleet.api.gzip.GZipMiddleware",  # Django's, at a cheaper compression level
     "fleet.api.middleware.ApiErrorMiddleware",
+    "fleet.api.middleware.ProxyHeaderWarningMiddleware",  # NUM_PROXIES=0 behind a proxy (README)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -237,6 +242,14 @@ AGENT_IMAGE_HERMES = env.str("AGENT_IMAGE_HERMES", default="fleet/hermes:0.19.0"
 DOCKER_HOST = env.str("DOCKER_HOST", default="unix:///var/run/docker.sock")
 DOCKER_NETWORK_MODE = env.str("DOCKER_NETWORK_MODE", default="bridge")
 DOCKER_HOST_PORT_RANGE = (19000, 19999)
+# Agent container hardening (agents.backends.docker.hardening_options): every capability is
+# dropped but these, no-new-privileges, a process bound, a read-only root with a tmpfs /tmp.
+DOCKER_CAP_ADD = env.list("DOCKER_CAP_ADD", default=[])
+DOCKER_PIDS_LIMIT = env.int("DOCKER_PIDS_LIMIT", default=1024)
+DOCKER_READ_ONLY_ROOTFS = env.bool("DOCKER_READ_ONLY_ROOTFS", default=True)
+DOCKER_TMPFS_MB = env.int("DOCKER_TMPFS_MB", default=256)
+# Where bridge mode publishes gateway ports; empty: 127.0.0.1 for a local engine, else all.
+DOCKER_PUBLISH_ADDRESS = env.str("DOCKER_PUBLISH_ADDRESS", default="")
 # Extra labels on every container Fleet creates, e.g. to tell control planes sharing an engine apart.
 DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 # Provisioning: how long a new workload may take to answer its health check, and how often a
@@ -280,7 +293,21 @@ OPENCLAW_CHANNEL_PLUGIN_PATHS = env.dict(
     "OPENCLAW_CHANNEL_PLUGIN_PATHS",
     default={name: f"/opt/openclaw/node_modules/@openclaw/{name}" for name in ("whatsapp", "feishu", "zalouser")},
 )
+# The host gateway UI URLs name; empty: the engine's host. Never the control plane's own host:
+# cookies ignore ports, so a gateway UI there would receive the session cookie.
+GATEWAY_PUBLIC_HOST = env.str("GATEWAY_PUBLIC_HOST", default="")
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
+# Without a token /metrics answers 404 unless this is true (the default under DEBUG only).
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=DEBUG)
+
+# Rate limits beyond the contract's (security review): "<count>/<n><s|m|h|d>".
+ADMIN_LOGIN_RATE_PER_IP = env.str("ADMIN_LOGIN_RATE_PER_IP", default="20/15m")
+ADMIN_LOGIN_RATE_PER_ACCOUNT = env.str("ADMIN_LOGIN_RATE_PER_ACCOUNT", default="10/15m")
+MEMBER_ADD_RATE_PER_USER = env.str("MEMBER_ADD_RATE_PER_USER", default="30/1h")
+MEMBER_ADD_RATE_PER_WORKSPACE = env.str("MEMBER_ADD_RATE_PER_WORKSPACE", default="60/1h")
+ALERT_TEST_RATE_PER_RULE = env.str("ALERT_TEST_RATE_PER_RULE", default="5/10m")
+ALERT_TEST_RATE_PER_USER = env.str("ALERT_TEST_RATE_PER_USER", default="30/1h")
+ALERT_TEST_RECIPIENTS_PER_HOUR = env.int("ALERT_TEST_RECIPIENTS_PER_HOUR", default=100)
 
 # --- Email ----------------------------------------------------------------------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")
@@ -292,7 +319,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["fleet.api.authentication.FleetAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["fleet.api.permissions.DenyAll"],  # every view declares its access
     "DEFAULT_RENDERER_CLASSES": ["fleet.api.renderers.FastJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["fleet.api.parsers.SafeJSONParser"],  # the one input layer (defect 9)
     "EXCEPTION_HANDLER": "fleet.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "fleet.api.schema.FleetAutoSchema",
     "UNAUTHENTICATED_USER": None,

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from .admin_login import admin_login
 from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
 from .views import HealthView, api_not_found
 
@@ -16,10 +17,12 @@ api_patterns = [
     path("", include("channels.urls")),
     path("", include("integrations.urls")),
     path("", include("sandbox.urls")),
-    re_path(r"^.*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
+    # [\s\S]: a path holding a newline (%0A) is caught too, not left to Django's HTML 404.
+    re_path(r"^[\s\S]*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
 ]
 
 urlpatterns = [
+    path("admin/login/", admin_login, name="admin-login"),  # throttled; the rest of the admin as is
     path("admin/", admin.site.urls),
     path("api", api_not_found),  # the bare prefix too answers the JSON 404, not an HTML page
     path("api/", include(api_patterns)),
@@ -28,6 +31,8 @@ urlpatterns = [
 
 # Errors raised before or outside a view still answer the JSON body under /api.
 handler400 = "fleet.views.bad_request"
+handler403 = "fleet.views.permission_denied"
+handler404 = "fleet.views.page_not_found"
 handler500 = "fleet.views.server_error"
 
 admin.site.site_header = "Fleet control plane"

@@ -1,6 +1,8 @@
 """Kernel views: health, and JSON errors for /api outside DRF (metrics: fleet.metrics)."""
 
+from django.views import csrf as csrf_views
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -11,8 +13,30 @@ from .api.views import PUBLIC, ApiView
 from .health import health_report
 
 
+@csrf_exempt  # it answers 404 to every method; Django's CSRF check would answer an HTML 403 first
 def api_not_found(request, *args, **kwargs):
     return json_error("Not found.", "not_found", 404)
+
+
+def page_not_found(request, exception=None):
+    """handler404: an /api path no route takes (the catch-all normally answers first)."""
+    if is_api_request(request):
+        return api_not_found(request)
+    return defaults.page_not_found(request, exception)
+
+
+def permission_denied(request, exception=None):
+    """handler403, outside DRF."""
+    if is_api_request(request):
+        return json_error("You do not have permission to do this.", "permission_denied", 403)
+    return defaults.permission_denied(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: Django's CSRF check refused a form post (the admin); JSON under /api."""
+    if is_api_request(request):
+        return json_error("The request failed the CSRF check.", "csrf_failed", 403)
+    return csrf_views.csrf_failure(request, reason)
 
 
 def bad_request(request, exception=None):

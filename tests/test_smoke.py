@@ -35,7 +35,7 @@ def test_every_model_change_has_a_migration():
 
 
 def _settings_import(**env_overrides) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "FLEET_ENCRYPTION_KEYS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "FLEET_ENCRYPTION_KEYS", "FLEET_TESTING")}
     env.update(env_overrides, DJANGO_SETTINGS_MODULE="fleet.settings")
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],

@@ -127,7 +127,11 @@ def _key_access(principal: Principal, workspace_uuid: UUID | None, *, min_role: 
     if role is None:
         raise MissingScope("The API key has no scope left that allows anything here.")
     if key_scope is not None:
-        return WorkspaceAccess(workspace, max(role, min_role))
+        # The scope matches the route's role, but never past the issuer's current role.
+        issuer = Role.parse(principal.issuer_role) if principal.issuer_role else Role.VIEWER
+        if issuer < min_role:
+            raise Forbidden(f"The API key's issuer no longer holds the role '{min_role.label}' this route needs.")
+        return WorkspaceAccess(workspace, min(max(role, min_role), issuer))
     if role < min_role:
         raise MissingScope(f"The API key's scopes do not give the role '{min_role.label}' this route needs.")
     return WorkspaceAccess(workspace, role)

@@ -6,6 +6,7 @@ the workspace and the caller's role once and leaves it on `request.workspace_acc
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -13,6 +14,7 @@ from rest_framework.response import Response
 from fleet.api.fields import StrictCharField
 from fleet.api.permissions import IsAuthenticated, RequireScope, SessionOnly
 from fleet.api.serializers import SuccessOut
+from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 
 from . import selectors, services
@@ -87,6 +89,9 @@ class MemberListApi(ApiView):
     def post(self, request, workspace_id):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        # 404 against 201/409 tells whether an email has an account: bound how fast anyone asks.
+        throttle("member_add_user", self.principal.user.pk, settings.MEMBER_ADD_RATE_PER_USER)
+        throttle("member_add_workspace", request.workspace_access.workspace.pk, settings.MEMBER_ADD_RATE_PER_WORKSPACE)
         membership = services.membership_add(
             workspace=request.workspace_access.workspace,
             acting_role=request.workspace_access.role,

@@ -69,4 +69,5 @@ def principal_from_api_key(raw_key: str) -> Principal | None:
         api_key_id=key.id,
         workspace_id=key.workspace_id,
         scopes=frozenset(key.scopes) & scopes_allowed_for(Role.parse(key.issuer_role)),
+        issuer_role=key.issuer_role,
     )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from fleet.api.fields import IntegerField, NumberField, RawStringField
-from fleet.api.permissions import IsAuthenticated, RequireScope
+from fleet.api.permissions import IsAuthenticated, RequireScope, principal_of, require_scope
 from fleet.api.views import ApiView
 from workspaces.roles import Scope
 
@@ -45,10 +46,20 @@ def _given(validated_data: dict) -> dict:
     return {k: v for k, v in validated_data.items() if v not in (None, "")}
 
 
+class ScopeCheckedByDeploy(BasePermission):
+    """agents:write for a key: checked by agent_deploy on POST (after the body's session-only
+    fields), here on every other method, so HEAD and OPTIONS pass no check POST would fail."""
+
+    def has_permission(self, request, view):
+        if request.method != "POST":
+            require_scope(principal_of(request), Scope.AGENTS_WRITE)
+        return True
+
+
 class AgentDeployApi(ApiView):
     # A key's session-only fields (403 session_required) come before its scope (403
     # missing_scope), so agent_deploy checks both, in that order, once it has the body.
-    access = {"POST": (IsAuthenticated,)}
+    access = {"POST": (IsAuthenticated, ScopeCheckedByDeploy)}
 
     class InputSerializer(serializers.Serializer):
         name = _optional(RawStringField)

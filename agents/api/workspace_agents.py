@@ -44,7 +44,7 @@ class WorkspaceAgentListApi(ApiView):
         body.is_valid(raise_exception=True)
         assignment, created = workspace_agent_assign(
             workspace=request.workspace_access.workspace,
-            user=self.principal.user,
+            principal=self.principal,
             agent_id=body.validated_data["agentId"],
             role=body.validated_data.get("role"),
         )
@@ -58,7 +58,7 @@ class WorkspaceAgentCandidatesApi(ApiView):
     @extend_schema(responses=CandidateOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        agents = workspace_agent_candidates(workspace=workspace, user=self.principal.user)
+        agents = workspace_agent_candidates(workspace=workspace, principal=self.principal)
         return Response(CandidateOut(agents, many=True).data)
 
 

@@ -147,6 +147,30 @@ def _image_user(attrs: dict) -> tuple[int, int]:
     return uid, int(gid) if gid.isdigit() else uid
 
 
+# Metadata host names resolve to nowhere inside agents. The addresses themselves cannot be
+# routed away from inside the container (the images carry no `ip` and run unprivileged): the
+# host refuses them (docs/configuration.md, "Agent container hardening").
+METADATA_HOSTS = ("metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal")
+
+
+def hardening_options() -> dict:
+    """What every agent container runs under, whatever the runtime (security review, defect 8):
+    no capabilities (the runtimes run as an unprivileged user and bind unprivileged ports), no
+    privilege gain through setuid binaries, a bound on processes, and unless turned off a
+    read-only root filesystem: state lives on the /state volume and scratch in a tmpfs /tmp."""
+    options = {
+        "cap_drop": ["ALL"],
+        "cap_add": list(settings.DOCKER_CAP_ADD),
+        "security_opt": ["no-new-privileges:true"],
+        "pids_limit": settings.DOCKER_PIDS_LIMIT,
+        "extra_hosts": {name: "0.0.0.0" for name in METADATA_HOSTS},
+    }
+    if settings.DOCKER_READ_ONLY_ROOTFS:
+        options["read_only"] = True
+        options["tmpfs"] = {"/tmp": f"rw,nosuid,nodev,size={settings.DOCKER_TMPFS_MB}m"}
+    return options
+
+
 def _label_port(attrs: dict) -> int | None:
     value = ((attrs.get("Config") or {}).get("Labels") or {}).get(PORT_LABEL, "")
     return int(value) if value.isdigit() else None
@@ -171,6 +195,13 @@ class DockerBackend:
     @property
     def engine_is_local(self) -> bool:
         return urlparse(self.host).scheme in ("unix", "npipe", "")
+
+    @property
+    def publish_address(self) -> str:
+        """The host address gateway ports are published on: DOCKER_PUBLISH_ADDRESS, else
+        loopback when the engine is on this host (the control plane reaches it there and
+        nobody else does), else all interfaces (the control plane comes over the network)."""
+        return settings.DOCKER_PUBLISH_ADDRESS or ("127.0.0.1" if self.engine_is_local else "0.0.0.0")
 
     # -- the protocol -------------------------------------------------------------------
 
@@ -511,11 +542,12 @@ class DockerBackend:
             "mem_limit": spec.ram_mb * MB,
             "restart_policy": {"Name": "unless-stopped"},
             "detach": True,
+            **hardening_options(),
         }
         if self.host_network:
             options["network_mode"] = "host"
         else:
-            options["ports"] = {f"{spec.gateway_port}/tcp": port}
+            options["ports"] = {f"{spec.gateway_port}/tcp": (self.publish_address, port)}
         return options
 
     def _lost_port_race(self, client: docker.DockerClient, container: Container, port: int) -> bool:

@@ -43,8 +43,12 @@ class BudgetInput(serializers.Serializer):
         return amount
 
     def validate_soft_threshold_pct(self, value) -> Decimal:
-        pct = Decimal(str(value)).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        # The range first: quantizing a huge number (1e30) overflows Decimal's precision (a 500).
+        pct = Decimal(str(value))
         if not 1 <= pct <= 100:
+            raise serializers.ValidationError("Must be between 1 and 100.")
+        pct = pct.quantize(Decimal("0.01"), ROUND_HALF_UP)
+        if not 1 <= pct <= 100:  # 0.996 rounds to 1.00, 100.004 to 100.00: still in range
             raise serializers.ValidationError("Must be between 1 and 100.")
         return pct
 

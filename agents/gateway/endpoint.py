@@ -125,6 +125,9 @@ def endpoint_for(agent: Agent, *, allow_starting: bool = False) -> Endpoint:
 
 
 def gateway_public_host(fallback: str) -> str:
-    """The host browsers use for gateway UIs: the public URL's host when one is configured."""
-    public = settings.NORA_PUBLIC_URL or settings.NEXTAUTH_URL
-    return (urlsplit(public).hostname if public else None) or fallback
+    """The host browsers use for gateway UIs: GATEWAY_PUBLIC_HOST, else the engine's host.
+
+    Never the control plane's own host by default: cookies ignore ports, so a gateway UI served
+    on the control plane's host would receive its session cookie (docs/configuration.md).
+    """
+    return settings.GATEWAY_PUBLIC_HOST or fallback

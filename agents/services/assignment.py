@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from fleet.api.principal import Principal
 from fleet.errors import NotFound
 from fleet.services import model_update
 from workspaces.models import Workspace
@@ -14,14 +15,19 @@ from ..models.assignment import DEFAULT_ASSIGNMENT_ROLE
 
 @transaction.atomic
 def workspace_agent_assign(
-    *, workspace: Workspace, user, agent_id, role: str | None = None
+    *, workspace: Workspace, principal: Principal, agent_id, role: str | None = None
 ) -> tuple[WorkspaceAgent, bool]:
-    """Assign one of `user`'s own agents to `workspace`; (assignment, created).
+    """Assign one of the caller's own agents to `workspace`; (assignment, created).
 
     Assigning again is not an error: the existing assignment is returned, with its label
-    changed when a role is given.
+    changed when a role is given. A workspace API key is confined to its workspace, so it
+    may only relabel agents already assigned there: pulling in another of its issuer's
+    agents would let the key reach past its workspace (security review, defect 1).
     """
-    agent = Agent.objects.filter(pk=agent_id, owner_id=user.pk).first()
+    agents = Agent.objects.filter(pk=agent_id, owner_id=principal.user.pk)
+    if principal.is_api_key:
+        agents = agents.filter(assignments__workspace_id=principal.workspace_id)
+    agent = agents.first()
     if agent is None:
         raise NotFound("Agent not found, or it is not yours to assign.")
     assignment, created = WorkspaceAgent.objects.select_for_update().get_or_create(

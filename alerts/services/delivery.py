@@ -82,7 +82,7 @@ def _send(delivery: Delivery) -> SendResult:
         if channel.type == ChannelType.WEBHOOK:
             return send_webhook(
                 url=channel.config["url"],
-                headers=channel.config.get("headers") or {},
+                headers=channel.headers,
                 secret=channel.secret,
                 message_id=str(delivery.id),
                 body=delivery.body.encode("utf-8"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.db import transaction
 
 from fleet import events
@@ -9,7 +11,7 @@ from fleet.errors import ValidationFailed
 from fleet.services import model_update
 
 from ..channel_config import ChannelSpec
-from ..models import AlertChannel, AlertRule
+from ..models import AlertChannel, AlertRule, ChannelType
 from ..patterns import synthetic_test_kind
 from .fanout import TEST_RULE_KEY
 
@@ -50,19 +52,40 @@ def _channels_replace(*, rule: AlertRule, specs: list[ChannelSpec]) -> None:
     kept_ids = set()
     for position, spec in enumerate(specs):
         secret = _secret_for(spec, existing, position)
+        header_values = _header_values_for(spec, existing, position)
         same = next(
             (c for c in existing if c.id not in kept_ids and c.type == spec.type and c.config == spec.config), None
         )
         if same is not None:
             kept_ids.add(same.id)
-            same.position, same.secret = position, secret
-            same.save(update_fields=["position", "secret"])
+            same.position, same.secret, same.header_values = position, secret, header_values
+            same.save(update_fields=["position", "secret", "header_values"])
         else:
             created = AlertChannel.objects.create(
-                rule=rule, position=position, type=spec.type, config=spec.config, secret=secret
+                rule=rule, position=position, type=spec.type, config=spec.config, secret=secret,
+                header_values=header_values,
             )
             kept_ids.add(created.id)
     rule.channels.exclude(id__in=kept_ids).delete()
+
+
+def _header_values_for(spec: ChannelSpec, existing: list[AlertChannel], position: int) -> str | None:
+    """The encrypted headers to store: those given, plus the stored value of each header sent
+    back as "[REDACTED]" (same url and name)."""
+    if spec.type != ChannelType.WEBHOOK:
+        return None
+    values = dict(spec.header_values)
+    if spec.kept_headers:
+        url = spec.config.get("url")
+        stored = next((c.headers for c in existing if c.config.get("url") == url and c.header_values), {})
+        missing = sorted(name for name in spec.kept_headers if name not in stored)
+        if missing:
+            raise ValidationFailed(
+                {f"channels.{position}.headers.{name}": "No stored value to keep; send the value." for name in missing}
+            )
+        values.update({name: stored[name] for name in spec.kept_headers})
+    ordered = {name: values[name] for name in spec.config.get("headers", {})}
+    return json.dumps(ordered) if ordered else None
 
 
 def _secret_for(spec: ChannelSpec, existing: list[AlertChannel], position: int):

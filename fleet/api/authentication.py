@@ -18,6 +18,7 @@ from rest_framework.authentication import BaseAuthentication
 
 from fleet.errors import ConflictingAuth, InvalidCredentials
 
+from .origin import require_same_origin
 from .principal import Principal
 
 API_KEY_HEADERS = ("HTTP_X_API_KEY", "HTTP_X_SERVICE_API_KEY")
@@ -28,28 +29,29 @@ SESSION_COOKIE = "service_auth"
 class Credential:
     kind: str  # "session" or "api_key"
     value: str
+    from_cookie: bool = False  # a browser sends it by itself: unsafe methods must prove same origin
 
 
 def read_credential(request) -> Credential | None:
     """The one credential a request carries, or None; raises ConflictingAuth."""
     meta = request.META
-    explicit: list[Credential] = []
     authorization = meta.get("HTTP_AUTHORIZATION", "").strip()
+    keys = {meta[h].strip() for h in API_KEY_HEADERS if meta.get(h, "").strip()}
+    # Conflicts are judged on presence alone, before any scheme is parsed: an Authorization
+    # of any scheme (Basic too) beside a key is two explicit credentials.
+    if len(keys) > 1:
+        raise ConflictingAuth("Two different API keys were sent.")
+    if authorization and keys:
+        raise ConflictingAuth()
+    if keys:
+        return Credential("api_key", keys.pop())
     if authorization:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise InvalidCredentials("The Authorization header must be 'Bearer <token>'.")
-        explicit.append(Credential("session", token.strip()))
-    keys = {meta[h].strip() for h in API_KEY_HEADERS if meta.get(h, "").strip()}
-    if len(keys) > 1:
-        raise ConflictingAuth("Two different API keys were sent.")
-    explicit.extend(Credential("api_key", k) for k in keys)
-    if len(explicit) > 1:
-        raise ConflictingAuth()
-    if explicit:
-        return explicit[0]
+        return Credential("session", token.strip())
     cookie = request.COOKIES.get(SESSION_COOKIE, "").strip()
-    return Credential("session", cookie) if cookie else None
+    return Credential("session", cookie, from_cookie=True) if cookie else None
 
 
 @cache
@@ -73,6 +75,8 @@ class FleetAuthentication(BaseAuthentication):
         credential = read_credential(request)
         if credential is None:
             return None
+        if credential.from_cookie:
+            require_same_origin(request)
         principal = verify_credential(credential)
         return principal.user, principal
 

@@ -8,6 +8,7 @@ error means over HTTP (`STATUS_OF`).
 from __future__ import annotations
 
 import logging
+import re
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
@@ -78,9 +79,26 @@ def error_body(message: str, code: str, fields: dict | None = None) -> dict:
     return body
 
 
+# What an upstream's own message may carry that users must not see: engine and host addresses.
+_ADDRESS = re.compile(
+    r"""(?:[a-z][a-z0-9+.-]*://[^\s'"<>),]+)"""  # any URL: tcp://10.0.0.5:2375, http+docker://localhost/...
+    r"""|(?:unix:)?/(?:var/)?run/[^\s'"<>),]+"""  # unix socket paths
+    r"|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"  # IPv4, with a port or not
+    r"|\[[0-9a-fA-F:]+\](?::\d+)?",  # bracketed IPv6
+    re.IGNORECASE,
+)
+
+
+def without_addresses(message: str) -> str:
+    """`message` with every URL, socket path and IP address replaced (502 bodies, defect 11)."""
+    return _ADDRESS.sub("[internal address]", message)
+
+
 def domain_error_response(error: errors.FleetError, headers: dict | None = None) -> Response:
     fields = error.fields if isinstance(error, errors.ValidationFailed) else None
-    return Response(error_body(error.message, error.code, fields), status=status_of(error), headers=headers)
+    status = status_of(error)
+    message = without_addresses(error.message) if status >= 500 else error.message
+    return Response(error_body(message, error.code, fields), status=status, headers=headers)
 
 
 def api_exception_handler(exc, context):

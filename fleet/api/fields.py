@@ -14,15 +14,23 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+# Bidirectional controls reorder what a reader sees ("Trojan Source"); they are format
+# characters (Cf), which also hold legitimate joiners, so they are named one by one.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def without_control_or_bidi(text: str) -> str:
+    """`text` without control characters (Cc) and bidirectional controls."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cc" and ch not in BIDI_CONTROLS)
+
 
 class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans, and drops control characters."""
+    """A CharField that refuses numbers and booleans, and drops control and bidi characters."""
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        data = "".join(ch for ch in data if unicodedata.category(ch) != "Cc")
-        return super().to_internal_value(data)
+        return super().to_internal_value(without_control_or_bidi(data))
 
 
 

@@ -27,6 +27,8 @@ class Principal:
     api_key_id: UUID | None = None
     workspace_id: UUID | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
+    # A key's issuer's current role label in the key's workspace: no key outranks its issuer.
+    issuer_role: str | None = None
 
     @property
     def is_session(self) -> bool:

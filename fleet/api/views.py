@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from fleet.errors import InvalidCredentials
 
 from .authentication import read_credential
+from .parsers import check_query
 from .permissions import DenyAll, principal_of
 from .principal import Principal
 
@@ -39,6 +40,10 @@ class ApiView(APIView):
         undeclared = handled - set(cls.access)
         if undeclared:
             raise ImproperlyConfigured(f"{cls.__qualname__} declares no access for {', '.join(sorted(undeclared))}.")
+
+    def initial(self, request, *args, **kwargs):
+        check_query(request)  # the query-string half of the input layer (fleet.api.parsers)
+        super().initial(request, *args, **kwargs)
 
     def get_permissions(self):
         return [permission() for permission in self.access_of(self.request.method)]

@@ -45,7 +45,7 @@ class TestSessionUpgrade:
 
     def test_it_needs_a_bearer_token_not_just_the_cookie(self, api_client, user):
         api_client.cookies["service_auth"] = session_token_issue(user=user)
-        assert_error(api_client.post(UPGRADE), 401, "not_authenticated")
+        assert_error(api_client.post(UPGRADE, HTTP_ORIGIN="http://testserver"), 401, "not_authenticated")
 
     def test_it_refuses_no_credential(self, api_client):
         assert_error(api_client.post(UPGRADE), 401, "not_authenticated")

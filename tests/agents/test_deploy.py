@@ -60,9 +60,15 @@ def test_generated_names_end_in_a_random_suffix(user_client):
 
 
 def test_control_characters_are_stripped_from_the_name(user_client):
-    response = deploy(user_client, name="my\x00 agent\x1b\n")
+    response = deploy(user_client, name="my\x07 agent\x1b\n")
 
     assert response.json()["name"] == "my agent"
+
+
+def test_a_nul_in_the_name_is_refused_by_the_input_layer(user_client):
+    response = deploy(user_client, name="my\x00 agent")
+
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
 
 
 def test_a_name_over_100_characters_is_refused(user_client):

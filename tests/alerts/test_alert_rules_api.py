@@ -45,7 +45,7 @@ def test_an_admin_creates_a_rule_and_gets_it_back_with_the_secret_redacted(tenan
     assert rule["enabled"] is True
     assert rule["lastFiredAt"] is None and rule["lastError"] is None
     assert rule["channels"] == [
-        {"type": "webhook", "url": HOOK, "headers": {"X-Team": "ops"}, "secret": "[REDACTED]"},
+        {"type": "webhook", "url": HOOK, "headers": {"X-Team": "[REDACTED]"}, "secret": "[REDACTED]"},
         {"type": "email", "to": ["ops@example.com"], "subjectPrefix": "[fleet]"},
     ]
 

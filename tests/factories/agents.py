@@ -11,6 +11,7 @@ from agents.services.assignment import workspace_agent_assign
 from agents.services.engine import backend_of
 from agents.services.workload import workload_spec_build
 from agents.tokens import usage_token_for
+from fleet.api.principal import Principal
 
 from .accounts import UserFactory
 from .workspaces import WorkspaceFactory
@@ -48,7 +49,9 @@ class WorkspaceAgentFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, *, workspace, agent, role) -> WorkspaceAgent:
-        assignment, _ = workspace_agent_assign(workspace=workspace, user=agent.owner, agent_id=agent.pk, role=role)
+        assignment, _ = workspace_agent_assign(
+            workspace=workspace, principal=Principal(user=agent.owner), agent_id=agent.pk, role=role
+        )
         return assignment
 
 

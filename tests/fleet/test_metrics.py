@@ -33,7 +33,8 @@ def test_unknown_methods_share_one_label(client):
     assert requests_count("api/health", "405", method="other") == before + 1
 
 
-def test_metrics_serves_the_prometheus_text_format(client):
+def test_metrics_serves_the_prometheus_text_format(client, settings):
+    settings.METRICS_PUBLIC = True
     client.get("/api/health")
 
     response = client.get("/metrics")
@@ -53,5 +54,6 @@ def test_a_metrics_token_is_required_when_configured(client, settings):
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
 
 
-def test_metrics_answers_only_get(client):
+def test_metrics_answers_only_get(client, settings):
+    settings.METRICS_PUBLIC = True
     assert client.post("/metrics").status_code == 405

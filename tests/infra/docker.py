@@ -99,6 +99,9 @@ def docker_settings(settings, docker_engine, docker_engine_url):
     settings.AGENT_IMAGE_OPENCLAW = TEST_IMAGE
     settings.AGENT_IMAGE_HERMES = TEST_IMAGE
     settings.DOCKER_CONTAINER_LABELS = {**settings.DOCKER_CONTAINER_LABELS, SESSION_LABEL: SESSION_ID}
+    # The busybox test runtime writes its pages under /www at start; the real runtime images run
+    # on a read-only root (tests that switch to them set DOCKER_READ_ONLY_ROOTFS back to true).
+    settings.DOCKER_READ_ONLY_ROOTFS = False
     return settings
 
 

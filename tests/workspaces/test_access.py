@@ -32,7 +32,7 @@ def session(user) -> Principal:
 
 def key_principal(workspace, *scopes) -> Principal:
     return Principal(user=workspace.owner, kind=API_KEY, api_key_id=uuid.uuid4(), workspace_id=workspace.id,
-                     scopes=frozenset(scopes))
+                     scopes=frozenset(scopes), issuer_role="owner")
 
 
 @pytest.mark.parametrize("role", list(Role))

@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.runtime]
 def live(docker_settings, docker_engine, celery_worker_live):
     docker_settings.AGENT_IMAGE_OPENCLAW = runtime_image(docker_engine, "openclaw")
     docker_settings.AGENT_IMAGE_HERMES = runtime_image(docker_engine, "hermes")
+    docker_settings.DOCKER_READ_ONLY_ROOTFS = True  # the real images run on a read-only root
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 90  # OpenClaw: 10 to 25 s on these machines
     return celery_worker_live
 

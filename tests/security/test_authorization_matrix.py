@@ -1,0 +1,356 @@
+"""The authorization matrix: every API route of the URLconf and each of its methods (HEAD and
+OPTIONS included), called as every kind of principal, answers what ONE table says.
+
+The table (`ACCESS`) is keyed by URL pattern name; each method names a policy, and a policy says,
+for every caller, whether access control lets it through ("ok") or refuses it (401, 403, or 404
+when the caller may not know the object exists). A route without a row, a method without a
+policy, or a URL argument this module cannot fill fails the test: a new route (channels,
+integrations, sandbox...) is added here with its row, and with a builder in `URL_ARGUMENTS` for
+any new `<uuid:...>` it takes.
+
+Every cell runs against the same world (`World`), inside a savepoint rolled back after each call,
+with an empty JSON body: a caller let through may still get a 400, 405, 409 or 429 from the view,
+which counts as "ok" (access passed). A 5xx fails the cell whoever calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
+
+from alerts.models import AlertRule
+from fleet.api.views import ApiView
+from tests.factories.accounts import UserFactory
+from tests.factories.agents import make_budget
+from tests.factories.alerts import make_rule
+from tests.factories.workspaces import make_api_key, make_member
+from tests.support import Tenancy, client_for
+from workspaces.models import ApiKey, Membership
+from workspaces.roles import Role
+from workspaces.services import membership_remove
+
+pytestmark = pytest.mark.django_db
+
+OK, UNAUTHENTICATED, FORBIDDEN, HIDDEN = "ok", "401", "403", "404"
+
+SESSIONS = ("outsider", "owner", "admin", "editor", "viewer", "agent_owner", "platform_admin")
+SCOPES = ("agents:read", "agents:write", "workspaces:read")
+KEYS = tuple(f"key:{s}" for s in SCOPES) + tuple(f"foreign-key:{s}" for s in SCOPES)
+# An admin's key (every scope) after the admin was demoted to viewer; an editor's key after the
+# editor was removed from the workspace.
+CALLERS = ("anonymous", *SESSIONS, *KEYS, "demoted-key", "removed-key")
+
+# The workspace role of each session caller in the matrix's workspace (None: not a member).
+SESSION_ROLE = {"outsider": None, "owner": Role.OWNER, "admin": Role.ADMIN, "editor": Role.EDITOR,
+                "viewer": Role.VIEWER, "agent_owner": Role.VIEWER, "platform_admin": Role.ADMIN}
+
+
+def key_scopes(caller: str) -> frozenset[str]:
+    """The scopes a key caller may exercise (implied ones included, issuer cap applied)."""
+    if caller == "demoted-key":
+        return frozenset({"agents:read", "workspaces:read"})  # capped by the issuer's role viewer
+    scope = caller.split(":", 1)[1]
+    return frozenset({scope, "agents:read"} if scope == "agents:write" else {scope})
+
+
+def key_issuer_role(caller: str) -> Role:
+    return Role.VIEWER if caller == "demoted-key" else Role.OWNER
+
+
+# -- policies: caller -> expected outcome -------------------------------------------------------
+
+Policy = Callable[[str], str]
+
+
+def common(caller: str) -> str | None:
+    """What every non-public policy answers the same way."""
+    if caller in ("anonymous", "removed-key"):
+        return UNAUTHENTICATED
+    return None
+
+
+def public(caller: str) -> str:
+    return OK
+
+
+def authenticated(scope: str | None = None) -> Policy:
+    """Any session; a key only with `scope` (its own workspace's data), any key without one."""
+    def policy(caller):
+        if found := common(caller):
+            return found
+        if caller in SESSIONS:
+            return OK
+        return OK if scope is None or scope in key_scopes(caller) else FORBIDDEN
+    return policy
+
+
+def session_only(caller: str) -> str:
+    return common(caller) or (OK if caller in SESSIONS else FORBIDDEN)
+
+
+def workspace(min_role: Role, *, key_scope: str | None = None, keys: bool = True,
+              platform_admin: bool = True) -> Policy:
+    """workspaces.access.WorkspaceRole: outsiders 404, members below `min_role` 403; keys only in
+    their own workspace (others 403 wrong_workspace), with `key_scope` (or a scope role reaching
+    `min_role`), never past their issuer's current role; `keys=False`: session only."""
+    def policy(caller):
+        if found := common(caller):
+            return found
+        if caller in SESSIONS:
+            role = SESSION_ROLE[caller]
+            if caller == "platform_admin" and not platform_admin:
+                return FORBIDDEN
+            if role is None:
+                return HIDDEN
+            return OK if role >= min_role else FORBIDDEN
+        if not keys or caller.startswith("foreign-key"):
+            return FORBIDDEN
+        scopes = key_scopes(caller)
+        if key_scope is not None:
+            return OK if key_scope in scopes and key_issuer_role(caller) >= min_role else FORBIDDEN
+        role = Role.EDITOR if "agents:write" in scopes else Role.VIEWER
+        return OK if role >= min_role else FORBIDDEN
+    return policy
+
+
+def agent(min_role: Role) -> Policy:
+    """agents.api.access.AgentRole on an agent of `agent_owner` shared into the workspace: the
+    direct owner acts as owner, members with their workspace role, keys of that workspace with the
+    role their agent scopes give; anyone who may not see the agent gets 404."""
+    def policy(caller):
+        if found := common(caller):
+            return found
+        if caller in SESSIONS:
+            role = Role.OWNER if caller == "agent_owner" else SESSION_ROLE[caller]
+            if role is None:
+                return HIDDEN
+            return OK if role >= min_role else FORBIDDEN
+        scopes = key_scopes(caller)
+        role = Role.EDITOR if "agents:write" in scopes else Role.VIEWER if "agents:read" in scopes else None
+        if role is None or role < min_role:
+            return FORBIDDEN  # missing_scope, before any lookup
+        return HIDDEN if caller.startswith("foreign-key") else OK
+    return policy
+
+
+def agent_owner_only(caller: str) -> str:
+    """Deleting an agent: its direct owner only (a key of the owner's, inside its workspace)."""
+    found = agent(Role.EDITOR)(caller)
+    if found != OK:
+        return found
+    return OK if caller == "agent_owner" else FORBIDDEN
+
+
+# -- THE table: URL pattern name -> method -> policy ---------------------------------------------
+
+ACCESS: dict[str, dict[str, Policy]] = {
+    "health": {"GET": public},
+    "auth-bootstrap-status": {"GET": public},
+    "auth-signup": {"POST": public},
+    "auth-login": {"POST": public},
+    "auth-oauth-login": {"POST": public},
+    "auth-logout": {"POST": public},
+    "auth-me": {"GET": session_only},
+    "auth-profile": {"PATCH": session_only},
+    "auth-password": {"PATCH": session_only},
+    "auth-session-upgrade": {"POST": session_only},
+    "workspace-list": {"GET": authenticated("workspaces:read"), "POST": session_only},
+    "workspace-cost": {"GET": authenticated("workspaces:read")},
+    "workspace-detail": {
+        "GET": workspace(Role.VIEWER, key_scope="workspaces:read"),
+        "DELETE": workspace(Role.OWNER, keys=False),
+    },
+    "workspace-member-list": {
+        "GET": workspace(Role.VIEWER, key_scope="workspaces:read"),
+        "POST": workspace(Role.ADMIN, keys=False),
+    },
+    "workspace-member-detail": {
+        "PATCH": workspace(Role.ADMIN, keys=False),
+        # Any member may leave (the route admits viewers); removing another, the target here, needs admin.
+        "DELETE": workspace(Role.ADMIN, keys=False),
+    },
+    "workspace-api-key-list": {"GET": workspace(Role.ADMIN, keys=False), "POST": workspace(Role.ADMIN, keys=False)},
+    "workspace-api-key-detail": {"DELETE": workspace(Role.ADMIN, keys=False)},
+    "workspace-agent-list": {
+        "GET": workspace(Role.VIEWER, key_scope="agents:read"),
+        "POST": workspace(Role.EDITOR, key_scope="agents:write"),
+    },
+    "workspace-agent-candidates": {"GET": workspace(Role.EDITOR, key_scope="agents:write")},
+    "workspace-agent-detail": {"DELETE": workspace(Role.ADMIN)},
+    "alert-rules": {
+        "GET": workspace(Role.VIEWER, key_scope="agents:read"),
+        "POST": workspace(Role.ADMIN, key_scope="agents:write"),
+    },
+    "alert-rule": {
+        "PATCH": workspace(Role.ADMIN, key_scope="agents:write"),
+        "DELETE": workspace(Role.ADMIN, key_scope="agents:write"),
+    },
+    "alert-rule-test": {"POST": workspace(Role.ADMIN, key_scope="agents:write")},
+    "workspace-events": {"GET": workspace(Role.VIEWER, key_scope="agents:read")},
+    "agent-list": {"GET": authenticated("agents:read")},
+    "agent-deploy": {"POST": authenticated("agents:write")},
+    "agent-adopt": {"POST": authenticated("agents:write")},
+    "agent-detail": {"GET": agent(Role.VIEWER), "DELETE": agent_owner_only},
+    "agent-start": {"POST": agent(Role.EDITOR)},
+    "agent-stop": {"POST": agent(Role.EDITOR)},
+    "agent-restart": {"POST": agent(Role.EDITOR)},
+    "agent-redeploy": {"POST": agent(Role.EDITOR)},
+    "agent-gateway-url": {"GET": agent(Role.VIEWER)},
+    "agent-stats": {"GET": agent(Role.VIEWER)},
+    "agent-stats-history": {"GET": agent(Role.VIEWER)},
+    "agent-usage": {"POST": agent(Role.EDITOR)},
+    "agent-usage-pull": {"POST": agent(Role.EDITOR)},
+    "agent-budget": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},
+    "agent-budget-detail": {"DELETE": agent(Role.EDITOR)},
+}
+
+
+# -- the world every cell runs in -----------------------------------------------------------------
+
+
+@dataclass
+class World:
+    tenancy: Tenancy
+    agent: object
+    member: object  # a viewer no caller is, the target of member routes
+    key: ApiKey
+    rule: AlertRule
+    budget: object
+    clients: dict[str, APIClient]
+
+    @classmethod
+    def build(cls) -> World:
+        t = Tenancy.create()
+        agent = t.agent()
+        member = make_member(t.workspace, Role.VIEWER, UserFactory())
+        key, _ = make_api_key(workspace=t.workspace, scopes=["agents:read"])
+        rule = make_rule(workspace=t.workspace, channels=[{"type": "email", "to": ["ops@example.com"]}])
+        budget = make_budget(agent)
+        clients = {"anonymous": client_for()}
+        clients.update({name: client_for(getattr(t, name)) for name in SESSIONS})
+        for scope in SCOPES:
+            clients[f"key:{scope}"] = client_for(api_key=t.key(scope))
+            clients[f"foreign-key:{scope}"] = client_for(api_key=t.key(scope, workspace=t.other_workspace))
+        demoted = make_api_key(workspace=t.workspace, scopes=SCOPES, created_by=t.admin)[1]
+        Membership.objects.filter(workspace=t.workspace, user=t.admin).update(role=Role.VIEWER.label)
+        removed_issuer = make_member(t.workspace, Role.EDITOR, UserFactory())
+        removed = make_api_key(workspace=t.workspace, scopes=SCOPES, created_by=removed_issuer)[1]
+        membership_remove(membership=Membership.objects.get(workspace=t.workspace, user=removed_issuer),
+                          acting_user=t.owner, acting_role=Role.OWNER)
+        clients["demoted-key"] = client_for(api_key=demoted)
+        clients["removed-key"] = client_for(api_key=removed)
+        # The demoted admin's session is a viewer's now; the matrix's "admin" is a real admin.
+        t.admin = make_member(t.workspace, Role.ADMIN, UserFactory())
+        clients["admin"] = client_for(t.admin)
+        return cls(t, agent, member, key, rule, budget, clients)
+
+
+# Each <converter:name> of a route and the object of the world it names (its id, or the string the
+# route takes: a channel id, a provider name...). A new one needs a builder; an object a caller let
+# through must exist, or its 404 reads as "hidden".
+URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
+    "workspace_id": lambda w: w.tenancy.workspace.id,
+    "agent_id": lambda w: w.agent.id,
+    "user_id": lambda w: w.member.id,
+    "key_id": lambda w: w.key.id,
+    "rule_id": lambda w: w.rule.id,
+    "budget_id": lambda w: w.budget.id,
+}
+
+
+def api_routes() -> list[tuple[str, str, type[ApiView]]]:
+    """(name, route, view class) of every ApiView under /api/ in the URLconf."""
+    def walk(resolver, prefix=""):
+        for entry in resolver.url_patterns:
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                yield from walk(entry, route)
+            elif isinstance(entry, URLPattern):
+                view = getattr(entry.callback, "view_class", None)
+                if route.startswith("api/") and view and issubclass(view, ApiView):
+                    yield entry.name, route, view
+    return list(walk(get_resolver()))
+
+
+def cells() -> list[tuple[str, str]]:
+    out = []
+    for name, _, view in api_routes():
+        for method in (*sorted(view.access), "HEAD", "OPTIONS"):
+            out.append((name, method))
+    return out
+
+
+# The codes of 403s that refuse the caller; others (oauth_login_disabled...) are the route's answer.
+ACCESS_DENIALS = {"permission_denied", "missing_scope", "wrong_workspace", "session_required", "csrf_failed"}
+
+
+def code_of(response) -> str | None:
+    """The error code of a JSON error body; None without one (HEAD answers have no body)."""
+    if not response.content or not response.get("Content-Type", "").startswith("application/json"):
+        return None
+    body = response.json()
+    return body.get("code") if isinstance(body, dict) else None
+
+
+def outcome(response) -> str:
+    if response.status_code >= 500:
+        return f"{response.status_code} (server error)"
+    if response.status_code == 401:
+        return UNAUTHENTICATED
+    if response.status_code == 403 and code_of(response) in (*ACCESS_DENIALS, None):
+        return FORBIDDEN
+    if response.status_code == 404 and code_of(response) in ("not_found", None):
+        return HIDDEN
+    return OK
+
+
+def reading_method(view: type[ApiView]) -> str:
+    return "GET" if "GET" in view.access else next(iter(view.access))
+
+
+def test_every_route_and_method_has_a_row_in_the_table():
+    routes = api_routes()
+    names = [name for name, _, _ in routes]
+    assert len(names) == len(set(names)), "two API routes share a URL pattern name"
+    missing = [(name, sorted(view.access)) for name, _, view in routes if name not in ACCESS]
+    assert not missing, f"routes without a row in ACCESS: {missing}"
+    for name, route, view in routes:
+        assert set(ACCESS[name]) == set(view.access), f"{name}: the row's methods differ from the view's"
+        unknown = [arg for arg in view_arguments(route) if arg not in URL_ARGUMENTS]
+        assert not unknown, f"{name}: add a builder to URL_ARGUMENTS for {unknown}"
+    stale = set(ACCESS) - set(names)
+    assert not stale, f"rows for routes that no longer exist: {stale}"
+
+
+def view_arguments(route: str) -> list[str]:
+    return re.findall(r"<(?:\w+:)?(\w+)>", route)
+
+
+@pytest.mark.parametrize(("name", "method"), cells())
+def test_each_caller_gets_what_the_table_says(name, method):
+    view_of = {n: (route, view) for n, route, view in api_routes()}
+    route, view = view_of[name]
+    policy = ACCESS[name].get(method) or ACCESS[name][reading_method(view)]
+    world = World.build()
+    url = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(URL_ARGUMENTS[m.group(1)](world)), route)
+
+    mismatches = []
+    for caller in CALLERS:
+        cache.clear()  # throttles count per test: each caller starts with a fresh window
+        with transaction.atomic():
+            client = world.clients[caller]
+            response = client.generic(method, url, data="{}" if method not in ("GET", "HEAD") else "",
+                                      content_type="application/json")
+            transaction.set_rollback(True)
+        got, expected = outcome(response), policy(caller)
+        if got != expected:
+            mismatches.append(f"{caller}: expected {expected}, got {response.status_code} "
+                              f"{response.content[:120]!r}")
+    assert not mismatches, f"{method} {url}:\n  " + "\n  ".join(mismatches)

@@ -1,0 +1,110 @@
+"""Defects 5, 7 and 13: the admin login, the alert-rule test route and member adds are
+throttled (429 with Retry-After), per the settings' rates."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories.accounts import UserFactory
+from tests.factories.alerts import make_rule
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_throttled(response):
+    assert response.status_code == 429, response.content
+    assert int(response["Retry-After"]) >= 1
+
+
+class TestAdminLogin:
+    def test_it_is_throttled_per_ip(self, client, settings):
+        settings.ADMIN_LOGIN_RATE_PER_IP = "3/15m"
+        for n in range(3):
+            assert client.post("/admin/login/", {"username": f"u{n}@x.co", "password": "bad"}).status_code == 200
+
+        assert_throttled(client.post("/admin/login/", {"username": "u9@x.co", "password": "bad"}))
+
+    def test_it_is_throttled_per_account_whatever_the_ip(self, client, settings):
+        settings.ADMIN_LOGIN_RATE_PER_ACCOUNT = "2/15m"
+        for n in range(2):
+            client.post("/admin/login/", {"username": "Victim@x.co", "password": "bad"}, REMOTE_ADDR=f"10.0.0.{n}")
+
+        assert_throttled(client.post("/admin/login/", {"username": "victim@x.co", "password": "right"},
+                                     REMOTE_ADDR="10.0.0.9"))
+
+    def test_a_throttled_attempt_does_not_sign_in_even_with_the_right_password(self, client, settings):
+        settings.ADMIN_LOGIN_RATE_PER_IP = "1/15m"
+        admin = UserFactory(role="admin", password="right-password")
+        client.post("/admin/login/", {"username": "x@x.co", "password": "bad"})
+
+        response = client.post("/admin/login/", {"username": admin.email, "password": "right-password"})
+
+        assert_throttled(response)
+        assert "_auth_user_id" not in client.session
+
+    def test_the_login_page_itself_is_not_counted(self, client, settings):
+        settings.ADMIN_LOGIN_RATE_PER_IP = "1/15m"
+        for _ in range(3):
+            assert client.get("/admin/login/").status_code == 200
+
+
+class TestAlertRuleTest:
+    def url(self, tenancy, rule):
+        return f"/api/workspaces/{tenancy.workspace.id}/alert-rules/{rule.id}/test"
+
+    def test_it_is_throttled_per_rule(self, tenancy, settings):
+        settings.ALERT_TEST_RATE_PER_RULE = "2/10m"
+        rule = make_rule(workspace=tenancy.workspace, channels=[{"type": "email", "to": ["a@x.co"]}])
+        for caller in ("owner", "admin"):
+            assert tenancy.client(caller).post(self.url(tenancy, rule)).status_code == 200
+
+        assert_throttled(tenancy.client("platform_admin").post(self.url(tenancy, rule)))
+
+    def test_it_is_throttled_per_user(self, tenancy, settings):
+        settings.ALERT_TEST_RATE_PER_USER = "2/1h"
+        rules = [make_rule(workspace=tenancy.workspace, channels=[{"type": "email", "to": ["a@x.co"]}])
+                 for _ in range(3)]
+        client = tenancy.client("owner")
+        for rule in rules[:2]:
+            assert client.post(self.url(tenancy, rule)).status_code == 200
+
+        assert_throttled(client.post(self.url(tenancy, rules[2])))
+
+    def test_recipients_per_workspace_and_hour_are_capped(self, tenancy, settings):
+        settings.ALERT_TEST_RECIPIENTS_PER_HOUR = 12
+        to = [f"r{n}@x.co" for n in range(10)]
+        first = make_rule(workspace=tenancy.workspace, channels=[{"type": "email", "to": to}])
+        second = make_rule(workspace=tenancy.workspace, channels=[{"type": "email", "to": to[:5]}])
+
+        assert tenancy.client("owner").post(self.url(tenancy, first)).status_code == 200
+        assert_throttled(tenancy.client("admin").post(self.url(tenancy, second)))
+
+
+class TestMemberAdd:
+    def url(self, tenancy):
+        return f"/api/workspaces/{tenancy.workspace.id}/members"
+
+    def test_probing_emails_is_throttled_per_user(self, tenancy, settings):
+        settings.MEMBER_ADD_RATE_PER_USER = "3/1h"
+        client = tenancy.client("owner")
+        for n in range(3):
+            assert client.post(self.url(tenancy), {"email": f"nobody{n}@x.co", "role": "viewer"},
+                               format="json").status_code == 404
+
+        assert_throttled(client.post(self.url(tenancy), {"email": "probe@x.co", "role": "viewer"}, format="json"))
+
+    def test_it_is_throttled_per_workspace(self, tenancy, settings):
+        settings.MEMBER_ADD_RATE_PER_WORKSPACE = "2/1h"
+        tenancy.client("owner").post(self.url(tenancy), {"email": "a@x.co", "role": "viewer"}, format="json")
+        tenancy.client("admin").post(self.url(tenancy), {"email": "b@x.co", "role": "viewer"}, format="json")
+
+        response = tenancy.client("platform_admin").post(self.url(tenancy), {"email": "c@x.co", "role": "viewer"},
+                                                         format="json")
+
+        assert_throttled(response)
+        assert response.json()["code"] == "rate_limited"
+
+    def test_listing_members_is_not_counted(self, tenancy, settings):
+        settings.MEMBER_ADD_RATE_PER_USER = "1/1h"
+        for _ in range(3):
+            assert tenancy.client("owner").get(self.url(tenancy)).status_code == 200

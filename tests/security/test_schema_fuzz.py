@@ -1,0 +1,217 @@
+"""Schema-driven fuzzing against a live server: Schemathesis generates requests (valid and
+invalid) for every operation of the OpenAPI document Fleet serves, sends them over HTTP to a
+real gunicorn (the Procfile's configuration, two workers) on loopback serving the test database,
+with a session, a workspace API key or no credential, and every answer must be below 500, with
+every error in the DESIGN body {"error", "code"[, "fields"]}. Requests go out four at a time
+while the next ones are generated.
+
+At least FUZZ_REQUESTS (10,000; FLEET_FUZZ_REQUESTS overrides) requests per run. Path ids are
+the world's real workspace, agent and rule half of the time, so the generated bodies reach the
+views behind access control rather than stopping at 404. Failures are collected (no shrinking:
+the first example of each failing operation and status is kept) and reported together.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import requests
+import schemathesis
+from django.db import connection
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis.generation.modes import GenerationMode
+
+from accounts.models import User
+from accounts.tokens import session_token_issue
+from agents.models import Agent
+from bench.__main__ import database_url
+from tests.factories.accounts import UserFactory
+from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
+from tests.factories.alerts import make_rule
+from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
+from tests.support import wait_until
+from workspaces.roles import Role
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FUZZ_REQUESTS = int(os.environ.get("FLEET_FUZZ_REQUESTS", "10000"))
+PASSWORD = "fuzz-password-1"
+ERROR_KEYS = {"error", "code", "fields"}
+
+
+class World:
+    """A workspace the fuzzing user administers (not owns: it must survive DELETE), an agent of
+    theirs shared into it, a rule, and a key of every scope."""
+
+    def __init__(self):
+        owner = UserFactory()
+        self.workspace = WorkspaceFactory(owner=owner)
+        self.user = make_member(self.workspace, Role.ADMIN, UserFactory(password=PASSWORD))
+        self.key = make_api_key(workspace=self.workspace, scopes=["agents:read", "agents:write", "workspaces:read"])[1]
+        self.rule = make_rule(workspace=self.workspace, channels=[{"type": "email", "to": ["ops@example.com"]}])
+        self.agent = None
+        self.ensure_agent()
+
+    def ensure_agent(self):
+        """The agent, again when a generated DELETE removed it."""
+        if self.agent is None or not Agent.objects.filter(pk=self.agent.pk).exists():
+            self.agent = AgentFactory(owner=self.user, status="stopped", container_id="")
+            WorkspaceAgentFactory(workspace=self.workspace, agent=self.agent)
+
+    def headers(self, credential: str) -> dict[str, str]:
+        if credential == "session":  # a generated logout or password change ends the last one
+            user = User.objects.get(pk=self.user.pk)
+            return {"Authorization": f"Bearer {session_token_issue(user=user)}"}
+        if credential == "key":
+            return {"X-Api-Key": self.key}
+        return {}
+
+    def real_ids(self) -> dict[str, str]:
+        return {"workspace_id": str(self.workspace.id), "agent_id": str(self.agent.id), "rule_id": str(self.rule.id),
+                "workspaceId": str(self.workspace.id), "agentId": str(self.agent.id)}
+
+
+def error_body_problem(response) -> str | None:
+    """Why an answer breaks the contract (5xx, or an error outside the DESIGN body), or None."""
+    if response.status_code >= 500:
+        return f"server error {response.status_code}: {response.text[:300]}"
+    if response.status_code < 400 or response.request.method == "HEAD":
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return f"{response.status_code} without a JSON body: {response.text[:200]!r}"
+    if not isinstance(body, dict) or not set(body) <= ERROR_KEYS or not {"error", "code"} <= set(body):
+        return f"{response.status_code} body is not the DESIGN error body: {str(body)[:200]}"
+    if not isinstance(body["error"], str) or not body["error"] or not isinstance(body["code"], str):
+        return f"{response.status_code} error body with a bad error or code: {body}"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def server(transactional_db, tmp_path):
+    """gunicorn on loopback over the test database (the test's rows are committed), stopped
+    before the database is flushed."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "OUTBOUND_TIMEOUT_SECONDS": "0.5",  # adopted endpoints and webhooks on public addresses
+        "DOCKER_HOST": "unix:///nonexistent/fleet-fuzz.sock",  # engine calls fail at once (502)
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
+        "LOG_LEVEL": "ERROR",
+    }
+    log = open(tmp_path / "gunicorn.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [Path(sys.executable).parent / "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
+         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(url) or process.poll() is not None, timeout=60, interval=0.2)
+        assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()[-2000:]
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/api/health", timeout=2).status_code < 600
+    except requests.RequestException:
+        return False
+
+
+def test_generated_requests_over_every_route_get_no_5xx_and_the_design_error_body(server):
+    world = World()
+    schema = schemathesis.openapi.from_url(f"{server}/api/schema/?format=json")
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 30, "the schema lists fewer operations than the API has"
+    sessions = threading.local()
+    lock = threading.Lock()
+    pool = ThreadPoolExecutor(max_workers=4)
+    pending: list = []
+    sent: Counter[str] = Counter()
+    failures: dict[tuple[str, str], str] = {}
+    started = time.monotonic()
+
+    def run(operation, examples: int) -> None:
+        cases = st.one_of(operation.as_strategy(GenerationMode.POSITIVE),
+                          operation.as_strategy(GenerationMode.NEGATIVE))
+
+        @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(case=cases, credential=st.sampled_from(["session", "key", "none"]), real=st.booleans())
+        def send(case, credential, real):
+            world.ensure_agent()
+            if real and case.path_parameters:
+                ids = world.real_ids()
+                case.path_parameters = {k: ids.get(k, v) for k, v in case.path_parameters.items()}
+            headers = {k: v for k, v in (case.headers or {}).items()
+                       if k.lower() not in ("authorization", "x-api-key", "x-service-api-key", "cookie")}
+            case.headers = {**headers, **world.headers(credential)}
+            pending.append(pool.submit(call, operation.label, case))
+
+        send()
+
+    def call(label, case):
+        session = getattr(sessions, "session", None) or requests.Session()
+        sessions.session = session
+        try:
+            response = case.call(base_url=server, session=session, timeout=30)
+        except (requests.exceptions.InvalidHeader, ValueError):
+            return  # a header requests itself refuses to send: nothing reached the server
+        problem = error_body_problem(response)
+        with lock:
+            sent[label] += 1
+        if problem:
+            failures.setdefault((label, problem[:40]), f"{case.method} {case.formatted_path} "
+                                f"body={str(case.body)[:200]} -> {problem}")
+
+    def drain():
+        for future in pending:
+            future.result()
+        pending.clear()
+    # Rounds until the budget is spent: operations with few distinct inputs run out early, and the
+    # others take their share in the next round.
+    for _ in range(6):
+        remaining = FUZZ_REQUESTS - sum(sent.values())
+        if remaining <= 0:
+            break
+        before = sum(sent.values())
+        per_operation = max(10, math.ceil(remaining / len(operations)))
+        for operation in operations:
+            run(operation, per_operation)
+        drain()
+        if sum(sent.values()) == before:
+            break
+
+    pool.shutdown()
+    elapsed = time.monotonic() - started
+    sys.stderr.write(f"\nschema fuzz: {sum(sent.values())} requests over {len(sent)} operations in {elapsed:.0f} s\n")
+    assert not failures, "\n".join(sorted(failures.values()))
+    assert sum(sent.values()) >= FUZZ_REQUESTS
+    assert len(sent) == len(operations), f"operations never called: {set(o.label for o in operations) - set(sent)}"

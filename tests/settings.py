@@ -1,0 +1,11 @@
+"""The test suite's settings: production's defaults (DEBUG false), plus generated development
+secrets (FLEET_TESTING, inherited by the processes tests start) and plain-HTTP cookies for the
+test client. pyproject.toml names this module."""
+
+import os
+
+os.environ.setdefault("FLEET_TESTING", "true")
+
+from fleet.settings import *  # noqa: E402, F403
+
+SESSION_COOKIE_SECURE_API = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
