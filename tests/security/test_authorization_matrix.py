@@ -26,7 +26,11 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from alerts.models import AlertRule
+from channels.models import LegacyChannel
+from channels.services.legacy import legacy_channel_create
 from fleet.api.views import ApiView
+from integrations.models import Integration
+from integrations.services.connections import integration_connect
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import make_budget
 from tests.factories.alerts import make_rule
@@ -209,6 +213,32 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-usage-pull": {"POST": agent(Role.EDITOR)},
     "agent-budget": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},
     "agent-budget-detail": {"DELETE": agent(Role.EDITOR)},
+    "auth-provider-key": {"PUT": session_only, "DELETE": session_only},
+    # Channels (the world's agent is an OpenClaw agent: legacy-only routes answer 409 past access).
+    "agent-channels": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
+    "agent-channel-type": {"GET": agent(Role.VIEWER)},
+    "agent-channel-detail": {"PATCH": agent(Role.EDITOR), "DELETE": agent(Role.EDITOR)},
+    "agent-channel-connect": {"POST": agent(Role.EDITOR)},
+    "agent-channel-login": {"POST": agent(Role.EDITOR)},
+    "agent-channel-login-wait": {"POST": agent(Role.EDITOR)},
+    "agent-channel-logout": {"POST": agent(Role.EDITOR)},
+    "agent-channel-test": {"POST": agent(Role.EDITOR)},
+    "agent-channel-messages": {"GET": agent(Role.VIEWER)},
+    "channel-webhook": {"POST": public},
+    # Integrations.
+    "integration-catalog": {"GET": authenticated()},
+    "integration-oauth-result": {"GET": public},
+    "integration-oauth-callback": {"GET": public},
+    "agent-integrations": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
+    "agent-integrations-sync": {"POST": agent(Role.EDITOR)},
+    "agent-integration-oauth-start": {"POST": agent(Role.EDITOR)},
+    "agent-integration": {"PATCH": agent(Role.EDITOR), "DELETE": agent(Role.EDITOR)},
+    "agent-integration-test": {"POST": agent(Role.EDITOR)},
+    # Sandbox (the world's agent is not sandboxed: callers let through get 400 not_sandboxed).
+    "sandbox-status": {"GET": agent(Role.VIEWER)},
+    "sandbox-policy": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
+    "sandbox-approvals": {"GET": agent(Role.VIEWER)},
+    "sandbox-approval-decision": {"POST": agent(Role.EDITOR)},
 }
 
 
@@ -223,6 +253,8 @@ class World:
     key: ApiKey
     rule: AlertRule
     budget: object
+    legacy_channel: LegacyChannel  # of a Hermes agent of the same owner, receiving webhooks
+    integration: Integration
     clients: dict[str, APIClient]
 
     @classmethod
@@ -233,6 +265,9 @@ class World:
         key, _ = make_api_key(workspace=t.workspace, scopes=["agents:read"])
         rule = make_rule(workspace=t.workspace, channels=[{"type": "email", "to": ["ops@example.com"]}])
         budget = make_budget(agent)
+        hermes = t.agent(runtime_family="hermes")
+        legacy_channel = legacy_channel_create(agent=hermes, type_="telegram", config={"botToken": "123:matrix"})
+        integration = integration_connect(agent=agent, provider="github", config={"token": "ghp_matrix0000"})
         clients = {"anonymous": client_for()}
         clients.update({name: client_for(getattr(t, name)) for name in SESSIONS})
         for scope in SCOPES:
@@ -249,7 +284,7 @@ class World:
         # The demoted admin's session is a viewer's now; the matrix's "admin" is a real admin.
         t.admin = make_member(t.workspace, Role.ADMIN, UserFactory())
         clients["admin"] = client_for(t.admin)
-        return cls(t, agent, member, key, rule, budget, clients)
+        return cls(t, agent, member, key, rule, budget, legacy_channel, integration, clients)
 
 
 # Each <converter:name> of a route and the object of the world it names (its id, or the string the
@@ -262,6 +297,16 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "key_id": lambda w: w.key.id,
     "rule_id": lambda w: w.rule.id,
     "budget_id": lambda w: w.budget.id,
+    "cid": lambda w: "telegram",
+    "type_": lambda w: "telegram",
+    "channel_id": lambda w: w.legacy_channel.id,
+    "provider": lambda w: "twitter",
+    "integration_id": lambda w: w.integration.id,
+    "request_id": lambda w: "matrix-request",
+}
+# Where one route's argument names something else than the same name elsewhere.
+ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {
+    ("auth-provider-key", "provider"): lambda w: "nvidia",
 }
 
 
@@ -329,6 +374,10 @@ def test_every_route_and_method_has_a_row_in_the_table():
     assert not stale, f"rows for routes that no longer exist: {stale}"
 
 
+def url_argument(name: str, argument: str) -> Callable[[World], object]:
+    return ROUTE_ARGUMENTS.get((name, argument)) or URL_ARGUMENTS[argument]
+
+
 def view_arguments(route: str) -> list[str]:
     return re.findall(r"<(?:\w+:)?(\w+)>", route)
 
@@ -339,7 +388,7 @@ def test_each_caller_gets_what_the_table_says(name, method):
     route, view = view_of[name]
     policy = ACCESS[name].get(method) or ACCESS[name][reading_method(view)]
     world = World.build()
-    url = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(URL_ARGUMENTS[m.group(1)](world)), route)
+    url = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(url_argument(name, m.group(1))(world)), route)
 
     mismatches = []
     for caller in CALLERS:
