@@ -17,6 +17,9 @@ from pathlib import Path
 # CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS, 60 s; Zalo's offline failure alone takes about 25 s) and
 # the channel gateway calls (CHANNELS_GATEWAY_TIMEOUT_SECONDS, 30 s).
 timeout = 90
+# The longest request line accepted (gunicorn's maximum; its default 4094 refuses, as an HTML
+# 414, URLs a browser sends with a long percent-encoded query).
+limit_request_line = 8190
 
 DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
 
