@@ -54,22 +54,33 @@ class AgentFilesApi(ApiView):
 
     @extend_schema(responses={200: OpenApiResponse(FileEntryOut(many=True), description="a folder's entries; "
                                                    "a file answers its bytes (application/octet-stream)")})
-    def get(self, request, agent_id, path: str = ""):
+    def get(self, request, agent_id, path: str):
         found = state_path_read(agent=request.agent_access.agent, path=path)
         if isinstance(found, StatePath):
             return Response(FileEntryOut(found.entries, many=True).data)
         return HttpResponse(found, content_type=OCTETS)
 
     @extend_schema(request={OCTETS: OpenApiTypes.BINARY}, responses=SuccessOut)
-    def put(self, request, agent_id, path: str = ""):
+    def put(self, request, agent_id, path: str):
         data = _raw_body(request, settings.AGENT_FILE_MAX_BYTES)
         state_file_write(agent=request.agent_access.agent, path=path, data=data)
         return Response(SuccessOut({"success": True}).data)
 
     @extend_schema(responses=SuccessOut)
-    def delete(self, request, agent_id, path: str = ""):
+    def delete(self, request, agent_id, path: str):
         state_file_delete(agent=request.agent_access.agent, path=path)
         return Response(SuccessOut({"success": True}).data)
+
+
+class AgentFilesRootApi(ApiView):
+    """`GET .../files/`: the state folder's root (writing needs a file's path)."""
+
+    access = {"GET": (SessionOnly, AgentReader)}
+
+    @extend_schema(operation_id="agent_files_root_list", responses=FileEntryOut(many=True))
+    def get(self, request, agent_id):
+        found = state_path_read(agent=request.agent_access.agent, path="")
+        return Response(FileEntryOut(found.entries, many=True).data)
 
 
 class AgentExportApi(ApiView):
