@@ -15,6 +15,7 @@ from django.conf import settings
 from fleet.errors import NoContainer, NoContainerToInspect
 
 from ..backends.base import FileEntry, FileTooLarge, NotAFile, PathRefused, StateFiles, StatePath
+from ..backends.registry import is_registered
 from ..models import Agent
 from ..services.engine import engine_call
 from .errors import FilesUnsupported, FileTooLargeToRead, PathOutsideState, StatePathMissing
@@ -26,6 +27,9 @@ def _state_call(agent: Agent, operation: Callable[[StateFiles], T], *, reading: 
     if agent.is_external or not agent.container_id:
         # Adopted runtimes have no workload of ours; a queued one has none yet.
         raise (NoContainerToInspect if reading else NoContainer)("The agent has no workload whose state could be read.")
+    if not is_registered(agent.execution_target_id):
+        # k8s, remote Docker and Proxmox have no backend on this server yet.
+        raise FilesUnsupported()
 
     def call(backend):
         if not isinstance(backend, StateFiles):
