@@ -7,6 +7,7 @@ viewers read files, editors write them and export.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpResponse, StreamingHttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils.text import slugify
@@ -66,7 +67,7 @@ class AgentFilesApi(ApiView):
         state_file_write(agent=request.agent_access.agent, path=path, data=data)
         return Response(SuccessOut({"success": True}).data)
 
-    @extend_schema(responses=SuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, agent_id, path: str):
         state_file_delete(agent=request.agent_access.agent, path=path)
         return Response(SuccessOut({"success": True}).data)
@@ -112,7 +113,9 @@ class AgentMigrationsApi(ApiView):
             raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
         try:
             upload = request._request.FILES.get("bundle")
-        except (MultiPartParserError, ValueError):
+        except RequestDataTooBig:
+            raise PayloadTooLarge("The form's fields beside the bundle are too large.") from None
+        except (MultiPartParserError, SuspiciousOperation, ValueError):
             raise InvalidRequest("The body is not a valid multipart form.") from None
         if upload is None:
             raise InvalidRequest("Send the bundle as the multipart field 'bundle'.")

@@ -105,11 +105,19 @@ def migration_draft_consume(*, draft: MigrationDraft, agent_id) -> None:
 
 
 def migration_drafts_expire() -> int:
-    """Delete expired drafts and unreadable leftovers (the periodic job); how many went."""
+    """Delete expired drafts and unreadable leftovers (the periodic job), and consumed bundles
+    no provisioning took within the draft lifetime (their agent was deleted first); how many went."""
     removed = 0
     now = timezone.now()
+    imports = _root() / "imports"
+    if imports.is_dir():
+        oldest = now.timestamp() - settings.MIGRATION_DRAFT_TTL_HOURS * 3600
+        for bundle in imports.glob("*.tar.gz"):
+            if bundle.stat().st_mtime < oldest:
+                bundle.unlink(missing_ok=True)
+                removed += 1
     if not _drafts().is_dir():
-        return 0
+        return removed
     for folder in _drafts().iterdir():
         draft = _load(folder)
         # A folder without its metadata may be an upload being written: only old ones go.

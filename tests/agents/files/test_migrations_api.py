@@ -203,3 +203,18 @@ def test_a_bundle_tar_is_read_back_whole(tenancy):
     # The helper itself: the valid bundle holds the manifest and state/ only.
     with tarfile.open(fileobj=io.BytesIO(bundle())) as archive:
         assert archive.getnames() == ["manifest.json", "state", "state/memory.md"]
+
+
+def test_a_consumed_bundle_no_provisioning_took_is_dropped_after_the_draft_lifetime(tenancy):
+    import os
+
+    draft_id = _draft(tenancy.editor)
+    response = client_for(tenancy.editor).post("/api/agents/deploy", {"migration_draft_id": draft_id}, format="json")
+    waiting = import_path(response.json()["id"])
+    assert migration_drafts_expire() == 0 and waiting.exists()
+
+    old = timezone.now().timestamp() - 25 * 3600
+    os.utime(waiting, (old, old))
+
+    assert migration_drafts_expire() == 1
+    assert not waiting.exists()
