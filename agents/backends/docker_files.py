@@ -278,11 +278,13 @@ class DockerStateFiles:
         client = engine_client(self.host)
         with engine_errors(self.host):
             self._ensure_state_volume(client, spec)
-            helper = client.containers.create(
-                spec.image, entrypoint=["true"], network_mode="none",
-                volumes={state_volume_name(spec.agent_id): {"bind": STATE_PATH, "mode": "rw"}},
-                labels=_helper_labels("import"),
-            )
+            options = {"entrypoint": ["true"], "network_mode": "none", "labels": _helper_labels("import"),
+                       "volumes": {state_volume_name(spec.agent_id): {"bind": STATE_PATH, "mode": "rw"}}}
+            try:
+                helper = client.containers.create(spec.image, **options)
+            except docker_errors.ImageNotFound:
+                self._pull(client, spec.image)  # as `create` does: the workload needs it next anyway
+                helper = client.containers.create(spec.image, **options)
             try:
                 from agents.backends.docker import _image_user
 
