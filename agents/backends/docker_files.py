@@ -124,7 +124,9 @@ class DockerStateFiles:
             if stat is None:
                 raise NotAFile(f"{relative or '/'} does not exist in the agent's state.")
             if not _is_dir(int(stat.get("mode") or 0)):
-                return StatePath(path=relative, is_dir=False, size=int(stat.get("size") or 0))
+                # The path the links led to: what a caller judges (a secrets file) is that one.
+                resolved = posixpath.relpath(absolute, STATE_PATH)
+                return StatePath(path=resolved, is_dir=False, size=int(stat.get("size") or 0))
             return StatePath(path=relative, is_dir=True, size=0,
                              entries=tuple(self._entries(container, absolute, relative)))
 

@@ -1,6 +1,6 @@
 """The errors of the files, export and migration routes (fleet.errors families)."""
 
-from fleet.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
+from fleet.errors import Conflict, Forbidden, InvalidRequest, NotFound, PayloadTooLarge
 
 
 class PathOutsideState(InvalidRequest):
@@ -28,3 +28,9 @@ class BundleInvalid(InvalidRequest):
 
 class DraftNotFound(NotFound):
     default_message = "No such migration draft (it may have expired)."
+
+
+class SecretFile(Forbidden):
+    code = "secret_file"
+    default_message = ("This file holds the runtime's secrets, which Fleet manages; it is neither served "
+                       "nor written through the files API.")

@@ -7,6 +7,7 @@ target whose backend lacks the operations answers 409 unsupported.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -18,7 +19,8 @@ from ..backends.base import FileEntry, FileTooLarge, NotAFile, PathRefused, Stat
 from ..backends.registry import is_registered
 from ..models import Agent
 from ..services.engine import engine_call
-from .errors import FilesUnsupported, FileTooLargeToRead, PathOutsideState, StatePathMissing
+from .bundle import is_secret_path
+from .errors import FilesUnsupported, FileTooLargeToRead, PathOutsideState, SecretFile, StatePathMissing
 
 T = TypeVar("T")
 
@@ -48,20 +50,33 @@ def _state_call(agent: Agent, operation: Callable[[StateFiles], T], *, reading: 
 
 def state_path_read(*, agent: Agent, path: str) -> StatePath | bytes:
     """A folder's StatePath (with its entries) or a file's bytes (at most AGENT_FILE_MAX_BYTES)."""
+    _refuse_secret(path)
     found = _state_call(agent, lambda backend: backend.stat_path(agent, path), reading=True)
     if found.is_dir:
         return found
+    _refuse_secret(found.path)  # where a link inside the state folder led
     limit = settings.AGENT_FILE_MAX_BYTES
     if found.size > limit:
         raise FileTooLargeToRead(f"The file is larger than {limit} bytes; export the agent to get it.")
     return _state_call(agent, lambda backend: backend.read_file(agent, path, max_bytes=limit), reading=True)
 
 
+def _refuse_secret(path: str) -> None:
+    """Secrets files (the export's list: .env, openclaw.json, identities, keys) are listed by
+    name but never read or changed here: their values are Fleet's to manage, and a viewer reads."""
+    if (path or "").startswith("/") or ".." in (path or "").split("/"):
+        return  # the backend refuses these as leaving the state folder (400)
+    if is_secret_path(posixpath.normpath(path or ".")):
+        raise SecretFile()
+
+
 def state_file_write(*, agent: Agent, path: str, data: bytes) -> None:
+    _refuse_secret(path)
     _state_call(agent, lambda backend: backend.write_file(agent, path, data), reading=False)
 
 
 def state_file_delete(*, agent: Agent, path: str) -> None:
+    _refuse_secret(path)
     _state_call(agent, lambda backend: backend.delete_file(agent, path), reading=False)
 
 

@@ -98,8 +98,10 @@ def test_links_out_of_the_state_folder_are_400(agent, editor, docker_engine):
 def test_export_streams_a_bundle_with_the_manifest_and_the_state_without_secrets(agent, editor, docker_engine):
     make_budget(agent, period="weekly", limit_usd=12.5, soft_threshold_pct=75)
     _put(editor, agent, "memory/today.md", b"remember")
-    for secret in (".env", "openclaw.json", "identity/device.json", "agents/main/agent/auth-profiles.json"):
-        assert _put(editor, agent, secret, b"SECRET=hunter2").status_code == 200
+    # What the runtime itself keeps (Fleet's files API refuses to write them).
+    assert _sh(docker_engine, agent, "cd /state && mkdir -p identity agents/main/agent && for f in .env "
+               "openclaw.json identity/device.json agents/main/agent/auth-profiles.json; do "
+               "echo SECRET=hunter2 > $f; done")[0] == 0
 
     response = editor.get(f"/api/agents/{agent.id}/export")
 
@@ -126,3 +128,25 @@ def test_export_streams_a_bundle_with_the_manifest_and_the_state_without_secrets
 def test_a_viewer_cannot_export(agent, tenancy):
     response = tenancy.client("viewer").get(f"/api/agents/{agent.id}/export")
     assert (response.status_code, response.json()["code"]) == (403, "permission_denied")
+
+
+@pytest.mark.parametrize("path", [".env", "openclaw.json", "identity/device.json", "home/.ssh/id_ed25519",
+                                  "agents/main/agent/auth-profiles.json", "tls/server.key"])
+def test_secrets_files_are_neither_read_nor_written_nor_deleted(agent, editor, docker_engine, path):
+    keep = f"mkdir -p $(dirname /state/{path}) && echo SECRET=hunter2 > /state/{path}"
+    assert _sh(docker_engine, agent, keep)[0] == 0
+
+    for response in (editor.get(f"/api/agents/{agent.id}/files/{path}"), _put(editor, agent, path, b"x"),
+                     editor.delete(f"/api/agents/{agent.id}/files/{path}")):
+        assert (response.status_code, response.json()["code"]) == (403, "secret_file"), path
+        assert b"hunter2" not in response.content
+    assert _sh(docker_engine, agent, f"cat /state/{path}") == (0, "SECRET=hunter2")
+
+
+def test_a_secrets_file_is_listed_by_name_and_not_read_through_a_link(agent, editor, docker_engine):
+    assert _sh(docker_engine, agent, "echo TOKEN=hunter2 > /state/.env && ln -s /state/.env /state/alias")[0] == 0
+
+    names = {entry["name"] for entry in editor.get(f"/api/agents/{agent.id}/files/").json()}
+    assert {".env", "alias"} <= names
+    response = editor.get(f"/api/agents/{agent.id}/files/alias")
+    assert (response.status_code, response.json()["code"]) == (403, "secret_file")
