@@ -41,6 +41,9 @@ def _declared_length(request) -> int:
 def _raw_body(request, limit: int) -> bytes:
     """The request's bytes (at most `limit`, else 413), read from the stream: the JSON layer's
     DATA_UPLOAD_MAX_MEMORY_SIZE is for form bodies, not files."""
+    if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        # Django reads a body by its Content-Length: a chunked one would arrive empty.
+        raise InvalidRequest("Send the file with a Content-Length (chunked bodies are not read).")
     if _declared_length(request) > limit:
         raise PayloadTooLarge(f"A file may be at most {limit} bytes.")
     data = request._request.read(limit + 1)

@@ -67,3 +67,11 @@ def test_an_adopted_agent_has_no_state_here(tenancy):
     agent = tenancy.agent(is_external=True, container_id="")
     response = tenancy.client("agent_owner").get(f"/api/agents/{agent.id}/files/")
     assert (response.status_code, response.json()["code"]) == (409, "no_container")
+
+
+def test_a_chunked_body_is_refused_rather_than_written_empty(tenancy):
+    agent = tenancy.agent()
+    response = tenancy.client("agent_owner").put(f"/api/agents/{agent.id}/files/a.txt", b"x",
+                                                 content_type="application/octet-stream",
+                                                 HTTP_TRANSFER_ENCODING="chunked")
+    assert (response.status_code, response.json()["code"]) == (400, "bad_request")
