@@ -18,6 +18,12 @@ class AgentsConfig(AppConfig):
             every_seconds=30,
             expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
         ),
+        PeriodicJob(
+            name="agents: drop expired migration drafts",
+            task="agents.tasks.expire_migration_drafts",
+            every_seconds=3600,
+            expires_seconds=3000,
+        ),
     ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):

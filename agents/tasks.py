@@ -48,3 +48,11 @@ def monitor_agents() -> dict:
     from .services.monitoring import agents_monitor
 
     return agents_monitor()
+
+
+@shared_task(ignore_result=True)
+def expire_migration_drafts() -> int:
+    """Beat job (hourly): delete migration drafts past their 24 hours."""
+    from .files.drafts import migration_drafts_expire
+
+    return migration_drafts_expire()

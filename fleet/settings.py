@@ -257,6 +257,13 @@ DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)
 AGENT_PROVISION_MAX_RETRIES = env.int("AGENT_PROVISION_MAX_RETRIES", default=5)
 AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF_SECONDS", default=5)
+# Agent files, export and migration (agents.files): the largest file read or written through
+# the API, the largest bundle uploaded, its state's largest unpacked size, and where drafts wait.
+AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=5 * 1024 * 1024)
+MIGRATION_BUNDLE_MAX_BYTES = env.int("MIGRATION_BUNDLE_MAX_BYTES", default=200 * 1024 * 1024)
+MIGRATION_STATE_MAX_BYTES = env.int("MIGRATION_STATE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
+MIGRATION_DRAFTS_DIR = env.str("MIGRATION_DRAFTS_DIR", default=str(BASE_DIR / "var" / "migration-drafts"))
+MIGRATION_DRAFT_TTL_HOURS = env.float("MIGRATION_DRAFT_TTL_HOURS", default=24)
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 # Integrations: provider endpoints overriding the catalog's, JSON
 # {"<provider>": {"api": URL, "authorize": URL, "token": URL}} (loopback fakes, private gateways),

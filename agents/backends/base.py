@@ -7,10 +7,10 @@ outside this package branches on the target.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 # What every backend marks a workload with, and where a runtime listens inside its workload.
 LABEL_AGENT_ID = "fleet.agent_id"
@@ -151,3 +151,67 @@ class RuntimeBackend(Protocol):
         lets a caller stop waiting early (a login that printed its QR and now waits for a scan);
         a command still running then is left running. WorkloadMissing when there is no workload;
         BackendError when it is not running."""
+
+
+# -- state files (files, export and migration: DESIGN section 15) -----------------------------
+
+
+class PathRefused(BackendError):
+    """A path that leaves the state folder (`..`, absolute, a symlink pointing out): 400."""
+
+
+class NotAFile(BackendError):
+    """A state path that does not exist, or is not what the operation needs."""
+
+
+class FileTooLarge(BackendError):
+    """A file above the size the caller reads (413)."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One item of a state folder listing (`path` relative to the state folder)."""
+
+    name: str
+    path: str
+    type: str  # file | dir | link
+    size: int
+    modified_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StatePath:
+    """What a state path is: a folder's entries, or a file's size (its bytes come separately)."""
+
+    path: str
+    is_dir: bool
+    size: int
+    entries: tuple[FileEntry, ...] = ()
+
+
+@runtime_checkable
+class StateFiles(Protocol):
+    """The state-folder operations of a backend (Docker today; a target whose API cannot do
+    them lacks them, and the files routes answer 409 unsupported)."""
+
+    def stat_path(self, agent, path: str) -> StatePath:
+        """A folder (with its direct entries) or a file; NotAFile when missing, PathRefused when
+        `path` leaves the state folder."""
+
+    def list_files(self, agent, path: str) -> list[FileEntry]: ...
+
+    def read_file(self, agent, path: str, *, max_bytes: int) -> bytes:
+        """The bytes of a file; NotAFile for a folder or a missing file."""
+
+    def write_file(self, agent, path: str, data: bytes) -> None:
+        """Write a file (its missing parent folders too), owned by the runtime's user."""
+
+    def delete_file(self, agent, path: str) -> None:
+        """Remove a file or a folder with its content; NotAFile when missing."""
+
+    def export_state(self, agent) -> Iterator[bytes]:
+        """An uncompressed tar of the state folder, its entries named `state/...`, in chunks."""
+
+    def import_state(self, agent, spec: WorkloadSpec, archive: BinaryIO) -> None:
+        """Restore an uncompressed tar of `state/...` entries into the agent's state storage
+        before its workload first starts (called by provisioning before `create`)."""

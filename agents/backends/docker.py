@@ -46,6 +46,7 @@ from agents.backends.base import (
     WorkloadMissing,
     WorkloadSpec,
 )
+from agents.backends.docker_files import DockerStateFiles
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 from agents.gateway.families import FAMILIES
 
@@ -176,7 +177,7 @@ def _label_port(attrs: dict) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-class DockerBackend:
+class DockerBackend(DockerStateFiles):
     """RuntimeBackend for one Docker engine. `host` and `network_mode` default to the settings
     at call time, so a remote-Docker backend can reuse this class with its own host."""
 

@@ -8,12 +8,14 @@ from fleet.api.principal import Principal
 from workspaces.roles import Role
 
 from ..events import agent_event
+from ..files.drafts import migration_draft_consume, migration_draft_get
+from ..files.migrate import migrated_settings_apply, request_from_manifest
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
 from ..tasks import provision_agent
 from ..tokens import gateway_token_generate
 from .billing import agent_quota_check
-from .selection import DeployRequest, deploy_plan_resolve, refuse_session_only_for_keys
+from .selection import DeployRequest, check_migration_draft_id, deploy_plan_resolve, refuse_session_only_for_keys
 
 
 def provisioning_enqueue(agent: Agent) -> None:
@@ -32,6 +34,11 @@ def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
     """POST /agents/deploy: the row now (`queued`), the workload later (agents.tasks)."""
     refuse_session_only_for_keys(principal, request)  # before the scope: docs/api.md's order
     require_agent_scope(principal, Role.EDITOR)
+    draft = None
+    if request.migration_draft_id is not None:
+        check_migration_draft_id(request.migration_draft_id)
+        draft = migration_draft_get(user=principal.user, draft_id=request.migration_draft_id)
+        request = request_from_manifest(request, draft.manifest)
     plan = deploy_plan_resolve(principal=principal, request=request)
     agent_quota_check(user=principal.user)
     agent = Agent.objects.create(
@@ -48,6 +55,9 @@ def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
         gateway_token=gateway_token_generate(),
     )
     key_workspace_assign(principal=principal, agent=agent)
+    if draft is not None:
+        migrated_settings_apply(agent=agent, manifest=draft.manifest)
+        migration_draft_consume(draft=draft, agent_id=agent.pk)  # last: nothing after it can fail
     agent_event(agent, "agent.queued", f"Agent {agent.name} was queued for deployment.")
     provisioning_enqueue(agent)
     return agent

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from ..backends.base import BackendError, Placement, RuntimeBackend
 from ..events import agent_event
+from ..files.restore import RestoreImpossible, migration_state_restore
 from ..gateway import gateway_readiness
 from ..models import Agent, Status
 from ..tokens import usage_token_digest, usage_token_for
@@ -143,7 +144,9 @@ def agent_provision(*, agent_id) -> None:
         backend = backend_of(agent)
         usage_token = usage_token_for(agent)
         Agent.objects.filter(pk=agent.pk).update(usage_token_digest=usage_token_digest(usage_token))
-        placement = backend.create(agent, workload_spec_build(agent=agent, usage_token=usage_token))
+        spec = workload_spec_build(agent=agent, usage_token=usage_token)
+        migration_state_restore(backend=backend, agent=agent, spec=spec)  # before the runtime first starts
+        placement = backend.create(agent, spec)
         if not _record_placement(backend, agent, placement):
             return
         if _wait_until_up(backend, agent):
@@ -153,7 +156,7 @@ def agent_provision(*, agent_id) -> None:
         if exc.transient:
             raise  # the task retries with backoff, then calls agent_provision_fail
         agent_provision_fail(agent_id=agent_id, reason=f"The container engine refused the workload: {exc}")
-    except ProvisioningFailed as exc:
+    except (ProvisioningFailed, RestoreImpossible) as exc:
         agent_provision_fail(agent_id=agent_id, reason=str(exc))
 
 

@@ -128,8 +128,9 @@ def _sandbox_profile(request: DeployRequest, *, runtime_family: str, deploy_targ
     return profile
 
 
-def _check_migration_draft(value: str) -> None:
-    """There is no migration feature yet: a session may name a draft, which must be a UUID."""
+def check_migration_draft_id(value: str) -> None:
+    """A session may name a migration draft, which must be a UUID (the draft is looked up by
+    agents.files.drafts)."""
     try:
         uuid.UUID(str(value))
     except ValueError:
@@ -164,7 +165,7 @@ def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> Depl
     their defaults and limits (400 validation_error / 403 session_required on failure)."""
     refuse_session_only_for_keys(principal, request)
     if request.migration_draft_id is not None:
-        _check_migration_draft(request.migration_draft_id)
+        check_migration_draft_id(request.migration_draft_id)
     runtime_family = _runtime_family(request)
     name = clean_name(request.name, runtime_family=runtime_family)
     deploy_target, execution_target_id = _placement(request)

@@ -141,8 +141,11 @@ def test_hermes_supports_only_the_standard_profile(user_client, settings):
     assert "sandbox_profile" in refused.json()["fields"]
 
 
-def test_a_session_may_name_a_migration_draft(user_client):
-    assert deploy(user_client, migration_draft_id=str(uuid.uuid4())).status_code == 201
+def test_a_session_naming_an_unknown_migration_draft_gets_404(user_client):
+    # Drafts themselves: tests/agents/files/test_migrations_api.py.
+    response = deploy(user_client, migration_draft_id=str(uuid.uuid4()))
+    assert (response.status_code, response.json()["code"]) == (404, "not_found")
+    assert not Agent.objects.exists()
 
 
 def test_self_hosted_clamps_explicit_resources_to_operator_limits(user_client, settings):

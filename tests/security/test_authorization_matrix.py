@@ -144,6 +144,16 @@ def agent(min_role: Role) -> Policy:
     return policy
 
 
+def agent_session_only(min_role: Role) -> Policy:
+    """Session-only agent routes (files, export): every key 403 session_required before any
+    lookup, sessions as agent(min_role)."""
+    def policy(caller):
+        if found := common(caller):
+            return found
+        return agent(min_role)(caller) if caller in SESSIONS else FORBIDDEN
+    return policy
+
+
 def agent_owner_only(caller: str) -> str:
     """Deleting an agent: its direct owner only (a key of the owner's, inside its workspace)."""
     found = agent(Role.EDITOR)(caller)
@@ -239,6 +249,13 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "sandbox-policy": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
     "sandbox-approvals": {"GET": agent(Role.VIEWER)},
     "sandbox-approval-decision": {"POST": agent(Role.EDITOR)},
+    # Files, export and migration (the world's agent has no container: callers let through get
+    # 409/400 no_container; a migration without a bundle 400).
+    "agent-files-root": {"GET": agent_session_only(Role.VIEWER)},
+    "agent-files": {"GET": agent_session_only(Role.VIEWER), "PUT": agent_session_only(Role.EDITOR),
+                    "DELETE": agent_session_only(Role.EDITOR)},
+    "agent-export": {"GET": agent_session_only(Role.EDITOR)},
+    "agent-migrations": {"POST": session_only},
 }
 
 
@@ -303,6 +320,7 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "provider": lambda w: "twitter",
     "integration_id": lambda w: w.integration.id,
     "request_id": lambda w: "matrix-request",
+    "path": lambda w: "workspace/notes.md",
 }
 # Where one route's argument names something else than the same name elsewhere.
 ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {

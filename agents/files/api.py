@@ -1,0 +1,128 @@
+"""GET/PUT/DELETE /agents/:id/files/<path>, GET /agents/:id/export, POST /agent-migrations.
+
+Session only (a key is 403 session_required before any lookup); then access as for agents:
+viewers read files, editors write them and export.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.multipartparser import MultiPartParserError
+from django.utils.text import slugify
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from fleet.api.permissions import SessionOnly
+from fleet.api.serializers import SuccessOut
+from fleet.api.views import ApiView
+from fleet.errors import InvalidRequest, PayloadTooLarge
+
+from ..api.access import AgentOperator, AgentReader
+from ..backends.base import StatePath
+from .bundle import bundle_stream, manifest_for
+from .drafts import migration_draft_create
+from .serializers import FileEntryOut, MigrationDraftOut
+from .state import state_export, state_file_delete, state_file_write, state_path_read
+
+OCTETS = "application/octet-stream"
+
+
+def _declared_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def _raw_body(request, limit: int) -> bytes:
+    """The request's bytes (at most `limit`, else 413), read from the stream: the JSON layer's
+    DATA_UPLOAD_MAX_MEMORY_SIZE is for form bodies, not files."""
+    if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        # Django reads a body by its Content-Length: a chunked one would arrive empty.
+        raise InvalidRequest("Send the file with a Content-Length (chunked bodies are not read).")
+    if _declared_length(request) > limit:
+        raise PayloadTooLarge(f"A file may be at most {limit} bytes.")
+    data = request._request.read(limit + 1)
+    if len(data) > limit:
+        raise PayloadTooLarge(f"A file may be at most {limit} bytes.")
+    return data
+
+
+class AgentFilesApi(ApiView):
+    access = {"GET": (SessionOnly, AgentReader), "PUT": (SessionOnly, AgentOperator),
+              "DELETE": (SessionOnly, AgentOperator)}
+
+    @extend_schema(responses={200: OpenApiResponse(FileEntryOut(many=True), description="a folder's entries; "
+                                                   "a file answers its bytes (application/octet-stream)")})
+    def get(self, request, agent_id, path: str):
+        found = state_path_read(agent=request.agent_access.agent, path=path)
+        if isinstance(found, StatePath):
+            return Response(FileEntryOut(found.entries, many=True).data)
+        return HttpResponse(found, content_type=OCTETS)
+
+    @extend_schema(request={OCTETS: OpenApiTypes.BINARY}, responses=SuccessOut)
+    def put(self, request, agent_id, path: str):
+        data = _raw_body(request, settings.AGENT_FILE_MAX_BYTES)
+        state_file_write(agent=request.agent_access.agent, path=path, data=data)
+        return Response(SuccessOut({"success": True}).data)
+
+    @extend_schema(responses={200: SuccessOut})
+    def delete(self, request, agent_id, path: str):
+        state_file_delete(agent=request.agent_access.agent, path=path)
+        return Response(SuccessOut({"success": True}).data)
+
+
+class AgentFilesRootApi(ApiView):
+    """`GET .../files/`: the state folder's root (writing needs a file's path)."""
+
+    access = {"GET": (SessionOnly, AgentReader)}
+
+    @extend_schema(operation_id="agent_files_root_list", responses=FileEntryOut(many=True))
+    def get(self, request, agent_id):
+        found = state_path_read(agent=request.agent_access.agent, path="")
+        return Response(FileEntryOut(found.entries, many=True).data)
+
+
+class AgentExportApi(ApiView):
+    access = {"GET": (SessionOnly, AgentOperator)}
+
+    @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})
+    def get(self, request, agent_id):
+        agent = request.agent_access.agent
+        manifest = manifest_for(agent)
+        chunks = state_export(agent=agent)  # asks the engine now: its refusals are still an answer
+        response = StreamingHttpResponse(bundle_stream(manifest, chunks), content_type="application/gzip")
+        filename = slugify(agent.name) or "agent"
+        response["Content-Disposition"] = f'attachment; filename="{filename}.tar.gz"'
+        return response
+
+
+class AgentMigrationsApi(ApiView):
+    access = {"POST": (SessionOnly,)}
+
+    @extend_schema(
+        request={"multipart/form-data": {"type": "object", "properties": {"bundle": {"type": "string",
+                                                                                     "format": "binary"}},
+                                         "required": ["bundle"]}},
+        responses={201: MigrationDraftOut},
+    )
+    def post(self, request):
+        limit = settings.MIGRATION_BUNDLE_MAX_BYTES
+        if _declared_length(request) > limit + 64 * 1024:  # the form's own bytes around the file
+            raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
+        try:
+            upload = request._request.FILES.get("bundle")
+        except RequestDataTooBig:
+            raise PayloadTooLarge("The form's fields beside the bundle are too large.") from None
+        except (MultiPartParserError, SuspiciousOperation, ValueError):
+            raise InvalidRequest("The body is not a valid multipart form.") from None
+        if upload is None:
+            raise InvalidRequest("Send the bundle as the multipart field 'bundle'.")
+        if upload.size > limit:
+            raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
+        draft = migration_draft_create(user=self.principal.user, upload=upload)
+        return Response(MigrationDraftOut(draft).data, status=status.HTTP_201_CREATED)
