@@ -46,13 +46,14 @@ def reapply(self, agent_id: str) -> None:
     from agents.gateway import AgentNotRunning, GatewayUnreachable
     from agents.models import Agent
 
+    from .definitions import RUNTIME_OPENCLAW
     from .services import pending_inbound_requeue, runtime_channels_reapply
     from .services.common import runtime_of
 
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None:
         return
-    if runtime_of(agent) != "openclaw":
+    if runtime_of(agent) != RUNTIME_OPENCLAW:
         pending_inbound_requeue(agent=agent)
         return
     try:

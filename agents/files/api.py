@@ -16,6 +16,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from fleet.api.bodies import declared_length, raw_body
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
@@ -29,27 +30,6 @@ from .serializers import FileEntryOut, MigrationDraftOut
 from .state import state_export, state_file_delete, state_file_write, state_path_read
 
 OCTETS = "application/octet-stream"
-
-
-def _declared_length(request) -> int:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return 0
-
-
-def _raw_body(request, limit: int) -> bytes:
-    """The request's bytes (at most `limit`, else 413), read from the stream: the JSON layer's
-    DATA_UPLOAD_MAX_MEMORY_SIZE is for form bodies, not files."""
-    if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
-        # Django reads a body by its Content-Length: a chunked one would arrive empty.
-        raise InvalidRequest("Send the file with a Content-Length (chunked bodies are not read).")
-    if _declared_length(request) > limit:
-        raise PayloadTooLarge(f"A file may be at most {limit} bytes.")
-    data = request._request.read(limit + 1)
-    if len(data) > limit:
-        raise PayloadTooLarge(f"A file may be at most {limit} bytes.")
-    return data
 
 
 class AgentFilesApi(ApiView):
@@ -66,7 +46,8 @@ class AgentFilesApi(ApiView):
 
     @extend_schema(request={OCTETS: OpenApiTypes.BINARY}, responses=SuccessOut)
     def put(self, request, agent_id, path: str):
-        data = _raw_body(request, settings.AGENT_FILE_MAX_BYTES)
+        data = raw_body(request, settings.AGENT_FILE_MAX_BYTES,
+                        too_large=f"A file may be at most {settings.AGENT_FILE_MAX_BYTES} bytes.")
         state_file_write(agent=request.agent_access.agent, path=path, data=data)
         return Response(SuccessOut({"success": True}).data)
 
@@ -112,7 +93,7 @@ class AgentMigrationsApi(ApiView):
     )
     def post(self, request):
         limit = settings.MIGRATION_BUNDLE_MAX_BYTES
-        if _declared_length(request) > limit + 64 * 1024:  # the form's own bytes around the file
+        if declared_length(request) > limit + 64 * 1024:  # the form's own bytes around the file
             raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
         try:
             upload = request._request.FILES.get("bundle")

@@ -18,6 +18,10 @@ class Family:
     ready_path: str  # readiness over HTTP
     image_setting: str  # the setting naming the image the family's workloads run
     fixed_env: dict[str, str] = field(default_factory=dict)  # what the runtime needs to serve at all
+    # What the apps above may ask of the family, so none of them branches on its name:
+    manages_channels: bool = False  # channels live in the runtime (else Fleet's own adapters)
+    env_file: str = ""  # a state-folder file it re-reads for extra variables ("": set them by config)
+    config_mcp_servers: bool = False  # its config can hold MCP servers
 
 
 OPENCLAW = Family(
@@ -27,6 +31,8 @@ OPENCLAW = Family(
     health_path="/health",
     ready_path="/readyz",
     image_setting="AGENT_IMAGE_OPENCLAW",
+    manages_channels=True,
+    config_mcp_servers=True,
 )
 
 HERMES = Family(
@@ -37,6 +43,7 @@ HERMES = Family(
     ready_path="/health/detailed",
     image_setting="AGENT_IMAGE_HERMES",
     fixed_env={"API_SERVER_ENABLED": "true"},  # the API server is off unless asked for
+    env_file=".env",  # $HERMES_HOME/.env, loaded with override on every turn (measured)
 )
 
 FAMILIES = {family.name: family for family in (OPENCLAW, HERMES)}

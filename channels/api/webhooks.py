@@ -13,9 +13,9 @@ from rest_framework import status
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
+from fleet.api.bodies import raw_body
 from fleet.api.throttling import IPRateThrottle
 from fleet.api.views import PUBLIC, PublicApiView
-from fleet.errors import PayloadTooLarge
 
 from .. import services
 from .serializers import HandshakeOut, WebhookAcceptedOut
@@ -43,20 +43,6 @@ class RawBodyParser(BaseParser):
         return None
 
 
-def _body(request) -> bytes:
-    limit = settings.CHANNELS_WEBHOOK_MAX_BYTES
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    if declared > limit:
-        raise PayloadTooLarge(f"The body is larger than {limit // 1024} KB.")
-    body = request._request.read(limit + 1)
-    if len(body) > limit:
-        raise PayloadTooLarge(f"The body is larger than {limit // 1024} KB.")
-    return body
-
-
 class ChannelWebhookApi(PublicApiView):
     access = {"POST": PUBLIC}
     throttle_classes = [ChannelRateThrottle]
@@ -69,7 +55,8 @@ class ChannelWebhookApi(PublicApiView):
     )
     def post(self, request, channel_id):
         channel = services.receiving_channel(channel_id)
-        body = _body(request)
+        limit = settings.CHANNELS_WEBHOOK_MAX_BYTES
+        body = raw_body(request, limit, too_large=f"The body is larger than {limit // 1024} KB.")
         received = services.webhook_receive(channel=channel, headers=request.headers, body=body)
         if received.handshake is not None:
             return Response(received.handshake)

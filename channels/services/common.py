@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from agents.gateway import RuntimeGateway, gateway_for
-from agents.models import Agent, RuntimeFamily
+from agents.gateway import RuntimeGateway, family_of, gateway_for
+from agents.models import Agent
 
 from ..definitions import RUNTIME_LEGACY, RUNTIME_OPENCLAW, Definition, definition_for
 from ..errors import LegacyChannelRoute, RuntimeManaged, UnknownType
@@ -13,7 +13,7 @@ from ..errors import LegacyChannelRoute, RuntimeManaged, UnknownType
 
 def runtime_of(agent: Agent) -> str:
     """`openclaw` (runtime-managed channels) or `legacy` (Fleet's adapters) for the agent."""
-    return RUNTIME_OPENCLAW if agent.runtime_family == RuntimeFamily.OPENCLAW else RUNTIME_LEGACY
+    return RUNTIME_OPENCLAW if family_of(agent.runtime_family).manages_channels else RUNTIME_LEGACY
 
 
 def require_openclaw(agent: Agent) -> None:

@@ -7,7 +7,8 @@ import json
 from django.db import IntegrityError, transaction
 
 from agents.events import agent_event
-from agents.models import Agent, RuntimeFamily
+from agents.gateway import family_of
+from agents.models import Agent
 from fleet.errors import NotFound, ValidationFailed
 
 from .. import catalog
@@ -33,7 +34,7 @@ def mcp_check(*, agent: Agent, entry: dict, split: SplitConfig) -> None:
     """An MCP server needs a provider that has one, an OpenClaw agent, and its fields."""
     if not entry.get("mcp"):
         raise ValidationFailed({"mcpEnabled": [f"{entry['name']} cannot run as an MCP server."]})
-    if agent.runtime_family != RuntimeFamily.OPENCLAW:
+    if not family_of(agent.runtime_family).config_mcp_servers:
         raise McpUnsupported()
     missing = [key for key in entry["mcp"].get("requiredFields", ()) if not value_of(entry, split, key)]
     if missing:

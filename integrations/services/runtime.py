@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agents.gateway import gateway_for
-from agents.models import Agent, RuntimeFamily
+from agents.gateway import family_of, gateway_for
+from agents.models import Agent
 from agents.services.engine import engine_call
 
 from .. import catalog
@@ -29,7 +29,6 @@ from ..fields import env_of, stored_config, value_of
 from ..models import Integration, IntegrationStatus
 
 MCP_PREFIX = "fleet-"
-HERMES_ENV_FILE = ".env"
 BLOCK_BEGIN = "# >>> fleet integrations (managed by Fleet; edits here are replaced) >>>"
 BLOCK_END = "# <<< fleet integrations <<<"
 
@@ -100,21 +99,22 @@ def integration_sync(*, agent: Agent) -> SyncResult:
 
 
 def runtime_state_apply(*, agent: Agent, include_mcp: bool) -> SyncResult:
-    if agent.runtime_family == RuntimeFamily.HERMES and agent.is_external:
-        # Hermes takes variables from a file of its state folder, which only a container
-        # Fleet runs gives it access to.
-        raise SyncUnsupported("An adopted Hermes agent's environment cannot be written by Fleet.")
+    env_file = family_of(agent.runtime_family).env_file
+    if env_file and agent.is_external:
+        # Such a runtime takes variables from a file of its state folder, which only a
+        # container Fleet runs gives it access to.
+        raise SyncUnsupported("An adopted agent's environment file cannot be written by Fleet.")
     gateway = gateway_for(agent)  # AgentNotRunning unless running; the family's client
     env = desired_env(agent)
-    if agent.runtime_family == RuntimeFamily.HERMES:
-        return _apply_hermes(agent, env)
-    return _apply_openclaw(gateway, env, desired_mcp_servers(agent) if include_mcp else None)
+    if env_file:
+        return _apply_env_file(agent, env, env_file)
+    return _apply_config(agent, gateway, env, desired_mcp_servers(agent) if include_mcp else None)
 
 
-# -- OpenClaw -----------------------------------------------------------------------------------
+# -- Runtimes that take variables by config (OpenClaw) ----------------------------------------
 
 
-def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncResult:
+def _apply_config(agent: Agent, gateway, env: dict[str, str], servers: dict | None) -> SyncResult:
     current = gateway.config_get()
     config = current.get("config") or {}
     present = set(((config.get("env") or {}).get("vars") or {}).keys())
@@ -126,7 +126,7 @@ def _apply_openclaw(gateway, env: dict[str, str], servers: dict | None) -> SyncR
         gone = {name: None for name in current_servers if name.startswith(MCP_PREFIX) and name not in servers}
         if servers or gone:
             patch["mcp"] = {"servers": {**servers, **gone}}
-    result = SyncResult(runtime="openclaw", env_vars=sorted(env), mcp_servers=sorted(servers or {}))
+    result = SyncResult(runtime=agent.runtime_family, env_vars=sorted(env), mcp_servers=sorted(servers or {}))
     if not env and not stale and "mcp" not in patch:
         return result  # nothing of ours in the config, nothing to add
     # A server's args may shrink or the server go: the runtime wants each such array named.
@@ -147,11 +147,11 @@ def _changed_names(paths: list[str], prefix: str) -> set[str]:
     return {path[len(prefix):].split(".", 1)[0] for path in paths if path.startswith(prefix)}
 
 
-# -- Hermes -------------------------------------------------------------------------------------
+# -- Runtimes that re-read an env file of their state (Hermes) --------------------------------
 
 
-def _apply_hermes(agent: Agent, env: dict[str, str]) -> SyncResult:
-    raw = engine_call(agent, lambda backend: backend.read_state_file(agent, HERMES_ENV_FILE)) or b""
+def _apply_env_file(agent: Agent, env: dict[str, str], env_file: str) -> SyncResult:
+    raw = engine_call(agent, lambda backend: backend.read_state_file(agent, env_file)) or b""
     text = raw.decode("utf-8", errors="replace")
     outside, block = split_env_file(text)
     previous = {k: v for k, v in block.items() if v != ""}
@@ -162,9 +162,9 @@ def _apply_hermes(agent: Agent, env: dict[str, str]) -> SyncResult:
     lines += [f"{name}=" for name in removed] + [BLOCK_END]
     content = "\n".join([*([outside.rstrip("\n")] if outside.strip() else []), *lines]) + "\n"
     if content != text:
-        engine_call(agent, lambda backend: backend.write_state_file(agent, HERMES_ENV_FILE, content.encode()))
+        engine_call(agent, lambda backend: backend.write_state_file(agent, env_file, content.encode()))
     changed = sorted(name for name, value in env.items() if previous.get(name) != value)
-    return SyncResult(runtime="hermes", env_vars=sorted(env), changed=changed, removed=removed)
+    return SyncResult(runtime=agent.runtime_family, env_vars=sorted(env), changed=changed, removed=removed)
 
 
 def split_env_file(text: str) -> tuple[str, dict[str, str]]:

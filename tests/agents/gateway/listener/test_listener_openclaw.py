@@ -24,9 +24,8 @@ from agents.gateway.listener import Backoff, Shard, Supervisor, last_event
 from agents.gateway.protocol import ADMIN, APPROVAL_CAPS, APPROVALS, READ
 from agents.models import Agent
 from tests.infra.fake_model import ANSWER
+from tests.infra.listener import QUICK
 from tests.support import wait_until
-
-from .conftest import QUICK
 
 pytestmark = [pytest.mark.runtime, pytest.mark.django_db(transaction=True)]
 
