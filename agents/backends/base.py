@@ -107,6 +107,16 @@ class ExecResult:
     truncated: bool = False
 
 
+@dataclass(frozen=True)
+class LogLine:
+    """One line a workload wrote: `stream` is stdout or stderr (a target that cannot tell them
+    apart says stdout); `ts` is when the engine recorded it, timezone-aware."""
+
+    ts: datetime
+    stream: str
+    line: str
+
+
 @runtime_checkable
 class RuntimeBackend(Protocol):
     def create(self, agent, spec: WorkloadSpec) -> Placement:
