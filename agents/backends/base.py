@@ -145,6 +145,10 @@ class RuntimeBackend(Protocol):
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         """(host, port) where the control plane reaches the runtime's gateway."""
 
+    def probe(self) -> str:
+        """Reach the engine or target itself (no workload is involved): its version words, for
+        health checks. BackendUnreachable when it cannot be reached."""
+
     def read_state_file(self, agent, path: str) -> bytes | None:
         """A file of the workload's state folder (`path` relative to it), or None when it does
         not exist. WorkloadMissing without a workload."""
@@ -225,3 +229,18 @@ class StateFiles(Protocol):
     def import_state(self, agent, spec: WorkloadSpec, archive: BinaryIO) -> None:
         """Restore an uncompressed tar of `state/...` entries into the agent's state storage
         before its workload first starts (called by provisioning before `create`)."""
+
+
+# -- logs (DESIGN section 16) -------------------------------------------------------------------
+
+
+@runtime_checkable
+class WorkloadLogs(Protocol):
+    """Reading a workload's output. A target whose API cannot give it lacks this protocol, and
+    the logs routes answer 409 unsupported."""
+
+    def logs(self, agent, *, tail: int | None = 200, since: datetime | None = None,
+             follow: bool = False) -> Iterator[LogLine]:
+        """The workload's output, oldest first: the last `tail` lines (None: all) written at or
+        after `since`. With `follow` it goes on yielding new lines as they come until the
+        consumer closes the iterator. WorkloadMissing without a workload."""

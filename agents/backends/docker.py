@@ -354,6 +354,12 @@ class DockerBackend(DockerStateFiles):
             raise WorkloadMissing("The agent has no container with a gateway port.")
         return self._gateway_host(), int(port)
 
+    def probe(self) -> str:
+        client = engine_client(self.host)
+        with engine_errors(self.host):
+            version = client.version()
+        return f"Docker {version.get('Version', '?')} (API {version.get('ApiVersion', '?')})"
+
     def read_state_file(self, agent, path: str) -> bytes | None:
         """The bytes of `path` (relative to the state folder) in the agent's container, or None."""
         target = _state_path(path)

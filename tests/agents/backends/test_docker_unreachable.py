@@ -40,3 +40,8 @@ def test_every_lifecycle_verb_on_an_unreachable_engine_raises_backend_unreachabl
     agent = FakeAgent(container_id="0123456789ab")
     with pytest.raises(BackendUnreachable):
         getattr(DockerBackend(), verb)(agent)
+
+
+def test_probing_an_unreachable_engine_raises_backend_unreachable(dead_engine):
+    with pytest.raises(BackendUnreachable):
+        DockerBackend().probe()
