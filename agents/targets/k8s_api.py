@@ -1,0 +1,70 @@
+"""/api/admin/k8s-clusters: the platform admin's registry of Kubernetes clusters (thin views
+over agents.targets.k8s_services)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from fleet.api.permissions import PlatformAdminOnly
+from fleet.api.serializers import SuccessOut
+from fleet.api.views import ApiView
+from fleet.errors import NotFound
+
+from . import k8s_services as services
+from .k8s_clusters import K8sCluster
+from .k8s_serializers import K8sClusterIn, K8sClusterOut, K8sClusterTestOut
+
+CLUSTER_NOT_FOUND = "No Kubernetes cluster with this id is registered."
+
+
+def cluster_get(cluster_id) -> K8sCluster:
+    cluster = K8sCluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        raise NotFound(CLUSTER_NOT_FOUND)
+    return cluster
+
+
+class K8sClusterListApi(ApiView):
+    access = {"GET": (PlatformAdminOnly,), "POST": (PlatformAdminOnly,)}
+
+    @extend_schema(responses=K8sClusterOut(many=True))
+    def get(self, request):
+        return Response(K8sClusterOut(K8sCluster.objects.order_by("name"), many=True).data)
+
+    @extend_schema(request=K8sClusterIn, responses={201: K8sClusterOut})
+    def post(self, request):
+        body = K8sClusterIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        cluster = services.k8s_cluster_create(**body.service_kwargs())
+        return Response(K8sClusterOut(cluster).data, status=201)
+
+
+class K8sClusterDetailApi(ApiView):
+    access = {"GET": (PlatformAdminOnly,), "PATCH": (PlatformAdminOnly,), "DELETE": (PlatformAdminOnly,)}
+
+    @extend_schema(responses=K8sClusterOut)
+    def get(self, request, cluster_id):
+        return Response(K8sClusterOut(cluster_get(cluster_id)).data)
+
+    @extend_schema(request=K8sClusterIn(partial=True), responses=K8sClusterOut)
+    def patch(self, request, cluster_id):
+        cluster = cluster_get(cluster_id)
+        body = K8sClusterIn(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        cluster = services.k8s_cluster_update(cluster=cluster, data=body.service_kwargs())
+        return Response(K8sClusterOut(cluster).data)
+
+    @extend_schema(responses=SuccessOut)
+    def delete(self, request, cluster_id):
+        services.k8s_cluster_delete(cluster=cluster_get(cluster_id))
+        return Response(SuccessOut({"success": True}).data)
+
+
+class K8sClusterTestApi(ApiView):
+    access = {"POST": (PlatformAdminOnly,)}
+
+    @extend_schema(request=None, responses=K8sClusterTestOut)
+    def post(self, request, cluster_id):
+        result = services.k8s_cluster_test(cluster=cluster_get(cluster_id))
+        return Response(K8sClusterTestOut(result).data)
