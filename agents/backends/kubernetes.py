@@ -184,12 +184,11 @@ class KubernetesBackend:
             metrics = summary = None
             if pod is not None and live.running:
                 pod_name = pod["metadata"]["name"]
-                metrics = self._optional_json(
-                    "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}",
-                    {"namespace": namespace, "name": pod_name})
+                metrics = self._optional_json(k8s.CustomObjectsApi(self._api).get_namespaced_custom_object,
+                                              "metrics.k8s.io", "v1beta1", namespace, "pods", pod_name)
                 node = (pod.get("spec") or {}).get("nodeName")
                 if node:
-                    summary = self._optional_json("/api/v1/nodes/{name}/proxy/stats/summary", {"name": node})
+                    summary = self._optional_json(self.core.connect_get_node_proxy_with_path, node, "stats/summary")
         return kubernetes_stats.snapshot(
             metrics=metrics, summary=summary, namespace=namespace,
             pod=(pod or {}).get("metadata", {}).get("name", ""), container=manifests.CONTAINER,
@@ -274,17 +273,16 @@ class KubernetesBackend:
             raise
         return json.loads(response.data or b"{}")
 
-    def _optional_json(self, path: str, params: dict) -> dict | None:
+    def _optional_json(self, read, *args) -> dict | None:
         """A read of an optional API (metrics-server, the kubelet through nodes/proxy): None when
         the cluster does not serve it or refuses it; unreachable still raises."""
         try:
-            response = self._api.call_api(path, "GET", path_params=params, auth_settings=["BearerToken"],
-                                          _preload_content=False, _request_timeout=API_TIMEOUT)
+            response = read(*args, _preload_content=False, _request_timeout=API_TIMEOUT)
         except ApiException as exc:
-            logger.info("%s answered %s for %s", self.where, exc.status, path)
+            logger.info("%s answered %s for %s", self.where, exc.status, getattr(read, "__name__", read))
             return None
         try:
-            data = json.loads(response[0].data if isinstance(response, tuple) else response.data)
+            data = json.loads(response.data or b"{}")
         except ValueError:
             return None
         return data if isinstance(data, dict) else None
