@@ -143,7 +143,7 @@ class KubernetesBackend:
                 self._delete(delete, name, namespace)
             if not self._await_gone(namespace, names, fail=False):
                 logger.warning("The objects of agent %s are still terminating on %s; the next create waits",
-                               agent.pk, self.where)
+                               agent.id, self.where)
 
     def inspect(self, agent) -> LiveState:
         namespace, names = self._locate(agent)

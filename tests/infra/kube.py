@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import secrets
 import threading
 from datetime import UTC, datetime, timedelta
@@ -227,6 +228,7 @@ def kubeconfig_for(server: str, *, namespace: str = "agents", token: str | None 
 
 @pytest.fixture(scope="module")
 def kube_cluster():
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # one line per request otherwise
     running = RunningCluster().start()
     try:
         yield running
