@@ -23,6 +23,8 @@ class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
     needs_id: bool  # True: only `<kind>:<id>` is valid and no default can be chosen
     factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
+    # The execution target ids of this kind that exist now and should be probed; None: none listed.
+    instances: Callable[[], list[str]] | None = None
 
 
 def _docker(execution_target_id: str) -> RuntimeBackend:
@@ -32,10 +34,22 @@ def _docker(execution_target_id: str) -> RuntimeBackend:
     return DockerBackend()
 
 
+def _remote(execution_target_id: str) -> RuntimeBackend:
+    from agents.backends.remote_docker import remote_docker_backend
+
+    return remote_docker_backend(execution_target_id)
+
+
+def _remote_instances() -> list[str]:
+    from agents.targets.models import RemoteHost
+
+    return [f"remote:{host_id}" for host_id in RemoteHost.objects.order_by("created_at").values_list("id", flat=True)]
+
+
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, instances=_remote_instances),
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
 }
 
