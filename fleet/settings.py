@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "accounts",
     "workspaces",
     "agents",
+    "agents.targets",
     "alerts",
     "channels",
     "integrations",

@@ -23,7 +23,7 @@ class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
     needs_id: bool  # True: only `<kind>:<id>` is valid and no default can be chosen
     factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
-    # The execution target ids of this kind that exist now and should be probed (None: not listed).
+    # The execution target ids of this kind that exist now and should be probed; None: none listed.
     instances: Callable[[], list[str]] | None = None
 
 
@@ -32,6 +32,18 @@ def _docker(execution_target_id: str) -> RuntimeBackend:
     from agents.backends.docker import DockerBackend
 
     return DockerBackend()
+
+
+def _remote(execution_target_id: str) -> RuntimeBackend:
+    from agents.backends.remote_docker import remote_docker_backend
+
+    return remote_docker_backend(execution_target_id)
+
+
+def _remote_instances() -> list[str]:
+    from agents.targets.models import RemoteHost
+
+    return [f"remote:{host_id}" for host_id in RemoteHost.objects.order_by("created_at").values_list("id", flat=True)]
 
 
 def _k8s(execution_target_id: str) -> RuntimeBackend:
@@ -78,7 +90,7 @@ def _uuid_or_none(value: str):
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, instances=_remote_instances),
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances),
 }
 

@@ -1,6 +1,5 @@
 """Agents' models. Sub-modules add their models here so `agents.models.X` keeps working."""
 
-from ..targets.k8s_clusters import K8sCluster  # the cluster registry (agents.targets)
 from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
@@ -15,7 +14,6 @@ __all__ = [
     "BudgetPeriod",
     "DeployTarget",
     "GatewayDevice",
-    "K8sCluster",
     "ModelRate",
     "PausedReason",
     "RateSource",

@@ -44,7 +44,7 @@ class K8sCluster(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        app_label = "agents"
+        app_label = "targets"
         ordering = ("name",)
         verbose_name = "Kubernetes cluster"
 
