@@ -8,6 +8,7 @@ from rest_framework import serializers
 from fleet.api.fields import StrictCharField
 from fleet.api.serializers import TimestampField
 
+from .grants import GrantsIn, GrantsOut
 from .k8s_clusters import ServiceType
 
 # request name -> model field
@@ -23,9 +24,10 @@ class K8sClusterIn(serializers.Serializer):
     storageClass = StrictCharField(max_length=253, required=False, allow_blank=True)  # noqa: N815 - API name
     serviceType = serializers.ChoiceField(choices=ServiceType.values, required=False)  # noqa: N815
     gatewayHost = StrictCharField(max_length=253, required=False, allow_blank=True)  # noqa: N815
+    grants = GrantsIn(required=False, help_text="who may deploy to it; each key given replaces that part")
 
     def service_kwargs(self) -> dict:
-        return {FIELD_OF[key]: value for key, value in self.validated_data.items()}
+        return {FIELD_OF[key]: value for key, value in self.validated_data.items() if key in FIELD_OF}
 
 
 class K8sClusterOut(serializers.Serializer):
@@ -40,6 +42,7 @@ class K8sClusterOut(serializers.Serializer):
     version = serializers.CharField(help_text="the API server's version at the last successful test")
     lastTestedAt = TimestampField(source="last_tested_at", allow_null=True)  # noqa: N815
     lastError = serializers.CharField(source="last_error")  # noqa: N815
+    grants = GrantsOut(help_text="who may deploy to it besides platform admins")
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 

@@ -15,6 +15,7 @@ from fleet.errors import Conflict, ValidationFailed
 from ..backends.base import BackendError
 from ..backends.kubernetes_client import KubeconfigInvalid, parse_kubeconfig
 from ..models import Agent
+from .grants import GrantSet, target_grants_delete, target_grants_set
 from .k8s_clusters import ClusterStatus, K8sCluster, ServiceType
 
 logger = logging.getLogger(__name__)
@@ -77,20 +78,28 @@ def k8s_cluster_validate(*, data: dict, cluster: K8sCluster | None = None) -> di
 
 @transaction.atomic
 def k8s_cluster_create(*, name: str, kubeconfig: str, namespace: str = "default", storage_class: str = "",
-                       service_type: str = ServiceType.CLUSTER_IP, gateway_host: str = "") -> K8sCluster:
+                       service_type: str = ServiceType.CLUSTER_IP, gateway_host: str = "",
+                       grants: GrantSet | None = None, created_by=None) -> K8sCluster:
+    """Register a cluster, and who may deploy to it (agents.targets.grants; platform admins
+    always may)."""
     data = k8s_cluster_validate(data={"name": name, "kubeconfig": kubeconfig, "namespace": namespace,
                                       "storage_class": storage_class, "service_type": service_type,
                                       "gateway_host": gateway_host})
     try:
         with transaction.atomic():
-            return K8sCluster.objects.create(**data)
+            cluster = K8sCluster.objects.create(**data)
     except IntegrityError:
         raise ValidationFailed({"name": "A cluster with this name is already registered."}) from None
+    if grants is not None:
+        target_grants_set(execution_target_id=cluster.execution_target_id, grants=grants, created_by=created_by)
+    return cluster
 
 
 @transaction.atomic
-def k8s_cluster_update(*, cluster: K8sCluster, data: dict) -> K8sCluster:
-    """Change the fields `data` carries; a new kubeconfig makes the cluster `untested` again."""
+def k8s_cluster_update(*, cluster: K8sCluster, data: dict, grants: GrantSet | None = None,
+                       created_by=None) -> K8sCluster:
+    """Change the fields `data` carries (and the grants, when given); a new kubeconfig makes the
+    cluster `untested` again."""
     data = k8s_cluster_validate(data=data, cluster=cluster)
     cluster = K8sCluster.objects.select_for_update().get(pk=cluster.pk)
     changed = [field for field in data if getattr(cluster, field) != data[field]]
@@ -101,6 +110,8 @@ def k8s_cluster_update(*, cluster: K8sCluster, data: dict) -> K8sCluster:
         changed += ["status", "version", "last_error"]
     if changed:
         cluster.save(update_fields=[*changed, "updated_at"])
+    if grants is not None:
+        target_grants_set(execution_target_id=cluster.execution_target_id, grants=grants, created_by=created_by)
     return cluster
 
 
@@ -115,6 +126,7 @@ def k8s_cluster_delete(*, cluster: K8sCluster) -> None:
     count = agents_on(cluster)
     if count:
         raise Conflict(f"{count} agent(s) are deployed on this cluster; delete them first.")
+    target_grants_delete(execution_target_id=cluster.execution_target_id)  # keyed by id, no foreign key
     cluster.delete()
 
 
