@@ -226,8 +226,10 @@ def kubeconfig_for(server: str, *, namespace: str = "agents", token: str | None 
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kube_cluster():
+    """One emulated cluster for the session (loading its resource list takes a moment); tests
+    tell their objects apart by agent id."""
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # one line per request otherwise
     running = RunningCluster().start()
     try:
