@@ -152,25 +152,8 @@ class KubernetesBackend:
             if deployment is None or _terminating(deployment):
                 return LiveState(exists=False, running=False, status="missing")
             host_port = self._gateway_port(namespace, names)
-            replicas = (deployment.get("spec") or {}).get("replicas")
             pod = self._pod(namespace, str(agent.id))
-        if replicas == 0:
-            return LiveState(exists=True, running=False, status="exited", host_port=host_port)
-        if pod is None:
-            return LiveState(exists=True, running=False, status="created", host_port=host_port)
-        state = _container_status(pod)
-        current = state.get("state") or {}
-        last = (state.get("lastState") or {}).get("terminated") or {}
-        restarts = int(state.get("restartCount") or 0)
-        if "running" in current and (pod.get("status") or {}).get("phase") == "Running":
-            return LiveState(exists=True, running=True, status="running", restart_count=restarts,
-                             started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port)
-        waiting = (current.get("waiting") or {}).get("reason") or ""
-        terminated = current.get("terminated") or {}
-        status = "restarting" if waiting == "CrashLoopBackOff" else ("exited" if terminated else "created")
-        exit_code = terminated.get("exitCode", last.get("exitCode"))
-        return LiveState(exists=True, running=False, status=status, exit_code=exit_code, restart_count=restarts,
-                         host_port=host_port)
+        return _live_state(deployment, pod, host_port)
 
     def stats(self, agent) -> StatsSnapshot:
         namespace, names = self._locate(agent)
@@ -178,9 +161,8 @@ class KubernetesBackend:
             deployment = self._read(self.apps.read_namespaced_deployment, names.deployment, namespace)
             if deployment is None or _terminating(deployment):
                 raise WorkloadMissing("The agent's Deployment no longer exists on the cluster.")
-            limit = _memory_limit(deployment)
             pod = self._pod(namespace, str(agent.id))
-            live = self.inspect(agent)
+            live = _live_state(deployment, pod, None)
             metrics = summary = None
             if pod is not None and live.running:
                 pod_name = pod["metadata"]["name"]
@@ -192,7 +174,7 @@ class KubernetesBackend:
         return kubernetes_stats.snapshot(
             metrics=metrics, summary=summary, namespace=namespace,
             pod=(pod or {}).get("metadata", {}).get("name", ""), container=manifests.CONTAINER,
-            memory_limit_bytes=limit, running=live.running, started_at=live.started_at,
+            memory_limit_bytes=_memory_limit(deployment), running=live.running, started_at=live.started_at,
         )
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
@@ -389,6 +371,26 @@ class KubernetesBackend:
             time.sleep(POLL_SECONDS)
         return Placement(container_id=f"{namespace}/{names.deployment}", container_name=names.deployment, node=node,
                          host_port=self._gateway_port(namespace, names))
+
+
+def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> LiveState:
+    """The engine words of base.LiveState from a Deployment and its current pod."""
+    if (deployment.get("spec") or {}).get("replicas") == 0:
+        return LiveState(exists=True, running=False, status="exited", host_port=host_port)
+    if pod is None:
+        return LiveState(exists=True, running=False, status="created", host_port=host_port)
+    state = _container_status(pod)
+    current = state.get("state") or {}
+    last = (state.get("lastState") or {}).get("terminated") or {}
+    restarts = int(state.get("restartCount") or 0)
+    if "running" in current and (pod.get("status") or {}).get("phase") == "Running":
+        return LiveState(exists=True, running=True, status="running", restart_count=restarts,
+                         started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port)
+    waiting = (current.get("waiting") or {}).get("reason") or ""
+    terminated = current.get("terminated") or {}
+    status = "restarting" if waiting == "CrashLoopBackOff" else ("exited" if terminated else "created")
+    return LiveState(exists=True, running=False, status=status, restart_count=restarts, host_port=host_port,
+                     exit_code=terminated.get("exitCode", last.get("exitCode")))
 
 
 def _labels(obj: dict) -> dict:

@@ -113,7 +113,8 @@ def api_errors(where: str):
     except ApiException as exc:
         if status_of(exc) == 404:
             raise
-        error = BackendError(f"The Kubernetes API server of {where} refused the request: {exc.status} {exc.reason}")
+        reason = (str(exc.reason or "").splitlines() or [""])[0].split(" -+-+- ")[0][:200]
+        error = BackendError(f"The Kubernetes API server of {where} refused the request: {exc.status} {reason}")
         error.transient = status_of(exc) == 0 or status_of(exc) >= 500 or status_of(exc) == 429
         raise error from exc
     except (urllib3.exceptions.HTTPError, OSError) as exc:

@@ -255,3 +255,17 @@ def test_an_unreachable_api_server_is_backend_unreachable():
 
 def test_probe_reports_the_api_servers_version(k8s):
     assert k8s.probe() == "Kubernetes v1.26.4+k3s1"
+
+
+def test_exec_goes_to_the_pod_exec_api_with_each_word_as_one_argument(kube_cluster, k8s):
+    """kmock serves no exec WebSocket (no container runs behind its pods): the call is checked up
+    to the API server, and the refused upgrade is a short BackendError."""
+    agent, _, _ = deploy(k8s)
+    with pytest.raises(BackendError, match="refused the request") as caught:
+        k8s.exec(agent, ["sh", "-c", "echo $0", "two words"], timeout=5, max_output=100)
+    assert len(str(caught.value)) < 400
+    request = [r for r in kube_cluster.requests() if r.url.path.endswith("/exec")][-1]
+    assert request.url.query.getall("command") == ["sh", "-c", "echo $0", "two words"]
+    assert request.params["container"] == "runtime" and request.params["tty"] == "false"
+    with pytest.raises(ValueError):
+        k8s.read_state_file(agent, "../etc/passwd")  # never outside the state folder
