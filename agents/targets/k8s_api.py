@@ -75,7 +75,7 @@ class K8sClusterDetailApi(ApiView):
                                               created_by=self.principal.user)
         return Response(cluster_out(cluster))
 
-    @extend_schema(responses=SuccessOut)
+    @extend_schema(responses={200: SuccessOut})
     def delete(self, request, cluster_id):
         services.k8s_cluster_delete(cluster=cluster_get(cluster_id))
         return Response(SuccessOut({"success": True}).data)
