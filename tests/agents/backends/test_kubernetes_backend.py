@@ -228,6 +228,9 @@ def test_logs_come_from_the_pods_log_with_timestamps_tail_and_since(kube_cluster
         "listening on 18789", "ready"]
     request = [r for r in kube_cluster.requests() if r.url.path.endswith("/log")][-1]
     assert request.params["container"] == "runtime" and request.params["timestamps"] == "true"
+    # Following streams the same lines (the emulator's log ends where a live one would wait).
+    assert [line.line for line in k8s.logs(agent, tail=1, follow=True)] == ["ready"]
+    assert [r for r in kube_cluster.requests() if r.url.path.endswith("/log")][-1].params["follow"] == "true"
 
 
 def test_gateway_endpoint_follows_the_service_type_and_gateway_host(kube_cluster):
