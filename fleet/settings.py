@@ -260,6 +260,10 @@ AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF
 # Agent files, export and migration (agents.files): the largest file read or written through
 # the API, the largest bundle uploaded, its state's largest unpacked size, and where drafts wait.
 AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=5 * 1024 * 1024)
+# Logs (agents.logs): a followed log (server-sent events) ends after this long, below gunicorn's
+# 90 s worker timeout, and the browser reconnects; a heartbeat comment when quiet.
+LOGS_FOLLOW_SECONDS = env.float("LOGS_FOLLOW_SECONDS", default=55)
+LOGS_HEARTBEAT_SECONDS = env.float("LOGS_HEARTBEAT_SECONDS", default=15)
 MIGRATION_BUNDLE_MAX_BYTES = env.int("MIGRATION_BUNDLE_MAX_BYTES", default=200 * 1024 * 1024)
 MIGRATION_STATE_MAX_BYTES = env.int("MIGRATION_STATE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 MIGRATION_DRAFTS_DIR = env.str("MIGRATION_DRAFTS_DIR", default=str(BASE_DIR / "var" / "migration-drafts"))

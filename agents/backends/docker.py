@@ -47,6 +47,7 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.docker_files import DockerStateFiles
+from agents.backends.docker_logs import DockerLogs
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 from agents.gateway.families import FAMILIES
 
@@ -177,7 +178,7 @@ def _label_port(attrs: dict) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-class DockerBackend(DockerStateFiles):
+class DockerBackend(DockerStateFiles, DockerLogs):
     """RuntimeBackend for one Docker engine. `host` and `network_mode` default to the settings
     at call time, so a remote-Docker backend can reuse this class with its own host."""
 
