@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import Prefetch
 
+from fleet.admin_base import ModelAdmin, TabularInline
 from fleet.errors import FleetError
 
 from .models import Agent, WorkspaceAgent
@@ -17,7 +18,7 @@ from .services.lifecycle import agent_delete, agent_redeploy, agent_restart, age
 from .stats.admin import AgentStatsChartsMixin
 
 
-class WorkspaceAgentInline(admin.TabularInline):
+class WorkspaceAgentInline(TabularInline):
     model = WorkspaceAgent
     extra = 0
     fields = ("workspace", "role", "created_at")
@@ -26,7 +27,7 @@ class WorkspaceAgentInline(admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(AgentStatsChartsMixin, admin.ModelAdmin):
+class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
     list_display = ("name", "status", "owner", "deploy_target", "execution_target_id", "runtime_family",
                     "workspace_names", "paused_reason", "created_at")
     list_filter = ("status", "deploy_target", "runtime_family", "sandbox_profile", "is_external", "paused_reason")
