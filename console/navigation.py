@@ -11,6 +11,10 @@ def stylesheet(request) -> str:
     return static("console/console.css")
 
 
+def favicon(request) -> str:
+    return static("console/favicon.svg")
+
+
 def _item(title: str, icon: str, url_name: str) -> dict:
     return {"title": title, "icon": icon, "link": reverse_lazy(url_name),
             "permission": lambda request: request.user.is_staff}

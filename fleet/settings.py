@@ -371,6 +371,7 @@ UNFOLD = {
     "SITE_SUBHEADER": "Operators' console",
     "SITE_URL": "/",
     "SITE_SYMBOL": "hub",
+    "SITE_FAVICONS": [{"rel": "icon", "type": "image/svg+xml", "href": "console.navigation.favicon"}],
     "SHOW_HISTORY": True,
     "SHOW_VIEW_ON_SITE": False,
     "DASHBOARD_CALLBACK": "console.dashboard.dashboard_callback",

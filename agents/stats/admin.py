@@ -45,13 +45,13 @@ def agent_stats_charts(agent_id, range_name: str = DEFAULT_CHART_RANGE) -> list:
     limit = max((r["memory_limit_mb"] for r in records), default=None)
     cpu = Series("CPU", "%", [(r["recorded_at"], r["cpu_percent"]) for r in records])
     memory = Series("Memory", "MB", [(r["recorded_at"], r["memory_usage_mb"]) for r in records], ceiling=limit)
-    received = Series("Network received", "MB/s", _rates(records, "network_rx_mb"))
+    received = Series("received", "MB/s", _rates(records, "network_rx_mb"))
     sent = Series("sent", "MB/s", _rates(records, "network_tx_mb"))
-    read = Series("Disk read", "MB/s", _rates(records, "disk_read_mb"))
+    read = Series("read", "MB/s", _rates(records, "disk_read_mb"))
     written = Series("written", "MB/s", _rates(records, "disk_write_mb"))
     at = {"start": window.start, "end": end}
-    return [svg_chart(cpu, **at), svg_chart(memory, **at), svg_chart(received, extra=(sent,), **at),
-            svg_chart(read, extra=(written,), **at)]
+    return [svg_chart(cpu, **at), svg_chart(memory, **at), svg_chart(received, extra=(sent,), title="Network", **at),
+            svg_chart(read, extra=(written,), title="Disk", **at)]
 
 
 def _uuid(value) -> uuid.UUID | None:

@@ -35,8 +35,10 @@ def _time_label(at: datetime, span_seconds: float) -> str:
     return f"{at:%H:%M:%S}" if span_seconds < 30 * 60 else f"{at:%H:%M}"
 
 
-def svg_chart(series: Series, *, start: datetime, end: datetime, extra: tuple[Series, ...] = ()) -> SafeString:
-    """`series` (and `extra` series of the same unit) over [start, end] as an inline SVG."""
+def svg_chart(series: Series, *, start: datetime, end: datetime, extra: tuple[Series, ...] = (),
+              title: str | None = None) -> SafeString:
+    """`series` (and `extra` series of the same unit, then `title` names the chart and each
+    series' title is its legend) over [start, end] as an inline SVG."""
     every = (series, *extra)
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     span = max((end - start).total_seconds(), 1.0)
@@ -52,7 +54,7 @@ def svg_chart(series: Series, *, start: datetime, end: datetime, extra: tuple[Se
         (f"{s.points[-1][1]:.1f} {s.unit}" if s.points else "no samples") + (f" {s.title}" if extra else "")
         for s in every
     )
-    title = series.title if not extra else series.title.split(" ")[0]
+    title = title or series.title
     parts = [
         format_html(
             '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" width="{}" height="{}" role="img" '

@@ -71,7 +71,7 @@ def test_an_agents_charts_show_its_last_hour_of_cpu_and_memory_against_its_limit
     assert "CPU" in cpu and "Memory" in memory
     assert 'stroke-dasharray="4 3"' in memory
     assert len(polyline_points(network)) == 11  # rates: one between each two samples
-    assert "Network" in network and "sent" in network and "Disk" in disk and "written" in disk
+    assert "Network" in network and "received" in network and "sent" in network and "Disk" in disk and "written" in disk
 
 
 @pytest.mark.django_db
