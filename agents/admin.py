@@ -154,14 +154,26 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
         agent_delete(agent=obj)
 
     def delete_queryset(self, request, queryset):
-        failed = []
+        deleted, failed = 0, []
         for agent in queryset:
             try:
                 agent_delete(agent=agent)
+                deleted += 1
             except FleetError as exc:
                 failed.append(f"{agent.name}: {exc.message}")
         for failure in failed:
             self.message_user(request, f"Could not delete {failure} It was kept.", messages.ERROR)
+        request.fleet_agents_deleted = deleted if failed else None
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        # Django's bulk delete then reports every selected agent as deleted: say how many were.
+        deleted = getattr(request, "fleet_agents_deleted", None)
+        if deleted is not None and str(message).startswith("Successfully deleted"):
+            request.fleet_agents_deleted = None
+            if not deleted:
+                return
+            message = f"Deleted {deleted} agent(s)."
+        super().message_user(request, message, level, *args, **kwargs)
 
 
 from .budgets import admin as budgets_admin  # noqa: E402, F401

@@ -138,7 +138,8 @@ def test_bulk_deleting_with_the_engine_down_is_reported_not_raised(console, tena
     response = console.post("/admin/agents/agent/", {"action": "delete_selected", "post": "yes",
                                                      "_selected_action": [str(agent.pk)]}, follow=True)
 
-    assert response.status_code == 200 and "Could not delete" in response.content.decode()
+    page = response.content.decode()
+    assert response.status_code == 200 and "Could not delete" in page and "Successfully deleted" not in page
     assert Agent.objects.filter(pk=agent.pk).exists()
 
 
@@ -182,3 +183,14 @@ def test_the_console_views_are_for_platform_admins_only(tenancy):
         response = client.post(url)
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert Agent.objects.get(pk=agent.pk).status == "queued"
+
+
+def test_deleting_from_the_console_goes_through_the_service(console, tenancy):
+    agent = tenancy.agent(status="stopped", container_id="")
+
+    response = console.post("/admin/agents/agent/", {"action": "delete_selected", "post": "yes",
+                                                     "_selected_action": [str(agent.pk)]}, follow=True)
+
+    assert "Successfully deleted 1" in response.content.decode()
+    assert not Agent.objects.filter(pk=agent.pk).exists()
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.deleted").exists()

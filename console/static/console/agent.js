@@ -33,8 +33,15 @@
       while (box.childElementCount > MAX_LINES) box.removeChild(box.firstElementChild);
       if (atBottom) box.scrollTop = box.scrollHeight;
     };
-    source.addEventListener("end", function () { state.textContent = "the workload's output ended"; });
-    source.addEventListener("problem", function (event) { state.textContent = JSON.parse(event.data).error; });
+    // The output ended (the container stopped) or cannot be read: stop asking until the page reloads.
+    source.addEventListener("end", function () {
+      source.close();
+      state.textContent = "the workload's output ended (stopped)";
+    });
+    source.addEventListener("problem", function (event) {
+      source.close();
+      state.textContent = JSON.parse(event.data).error;
+    });
     source.onerror = function () { if (state.textContent === "live") state.textContent = "reconnecting…"; };
     window.addEventListener("pagehide", function () { source.close(); });
   }
