@@ -4,12 +4,14 @@ runtime image) lines with their stream, tail and since, and the live follow as e
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from tests.factories.agents import place_on_engine
+from tests.support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -140,3 +142,19 @@ def test_a_reconnect_with_last_event_id_starts_after_that_line(agent, tenancy, d
     body = b"".join(response.streaming_content).decode()
 
     assert "new line" in body and "old line" not in body
+
+
+@pytest.mark.docker
+def test_a_client_that_leaves_ends_the_follow_and_its_reader(agent, tenancy, docker_engine, settings):
+    settings.LOGS_FOLLOW_SECONDS = 60
+    _write(docker_engine, agent, ("stdout", "one line"))
+    response = tenancy.client("viewer").get(_url(agent, "?tail=1"), HTTP_ACCEPT="text/event-stream")
+    events = iter(response.streaming_content)
+    assert next(events).startswith(b"retry: ") and b"one line" in next(events)
+
+    started = time.monotonic()
+    response.close()  # what the server does when the client's connection is gone
+
+    wait_until(lambda: not any(t.name == "fleet-logs-follow" and t.is_alive() for t in threading.enumerate()),
+               timeout=5)
+    assert time.monotonic() - started < 5
