@@ -187,10 +187,20 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     assert docker_engine.containers.get(agent.container_id).status == "exited"
     _shot(page, "05-agent-stopped")
 
-    # The deploy form.
+    # Change resources (read-only on the form; this page redeploys).
+    page.click("#agent-resources")
+    assert "redeploys hermes-live" in page.locator("#agent-resources-form").inner_text()
+    _shot(page, "06-resources")
+
+    # The deploy form, and the other admins on the theme.
     page.goto(f"{server}/admin/agents/agent/add/")
     assert page.locator("#agent-deploy-form").is_visible()
-    _shot(page, "06-deploy")
+    _shot(page, "07-deploy")
+    page.goto(f"{server}/admin/accounts/user/{admin.pk}/change/")
+    assert page.locator("input[name='email']").input_value() == admin.email
+    _shot(page, "08-user")
+    page.goto(f"{server}/admin/workspaces/workspace/")
+    _shot(page, "09-workspaces")
 
     page.close()
     assert errors.errors == []
