@@ -12,6 +12,9 @@ from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.utils.html import format_html
+from unfold.forms import AdminPasswordChangeForm
+
+from fleet.admin_base import ModelAdmin
 
 from .models import User
 from .services import password_length_problem
@@ -55,9 +58,10 @@ class UserEditForm(UserChangeForm):
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(DjangoUserAdmin, ModelAdmin):
     form = UserEditForm
     add_form = UserCreateForm
+    change_password_form = AdminPasswordChangeForm  # the console theme's, same checks as Django's
     list_display = ("email", "name", "role", "provider", "is_active", "created_at", "last_login")
     list_filter = ("role", "provider", "is_active")
     search_fields = ("email", "name")

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
+from fleet.admin_base import ModelAdmin, TabularInline
+
 from .models import AlertChannel, AlertRule, Delivery, DeliveryAttempt, DeliveryStatus
 from .services import delivery_resend
 
 
-class AlertChannelInline(admin.TabularInline):
+class AlertChannelInline(TabularInline):
     model = AlertChannel
     fields = ("position", "type", "config", "has_secret")
     readonly_fields = ("position", "type", "config", "has_secret")
@@ -28,7 +30,7 @@ class AlertChannelInline(admin.TabularInline):
 
 
 @admin.register(AlertRule)
-class AlertRuleAdmin(admin.ModelAdmin):
+class AlertRuleAdmin(ModelAdmin):
     list_display = ("name", "event_pattern", "workspace", "enabled", "last_fired_at", "last_error")
     list_filter = ("enabled",)
     search_fields = ("name", "event_pattern", "workspace__name")
@@ -43,7 +45,7 @@ class AlertRuleAdmin(admin.ModelAdmin):
         return False  # rules are made through the API, which validates them
 
 
-class DeliveryAttemptInline(admin.TabularInline):
+class DeliveryAttemptInline(TabularInline):
     model = DeliveryAttempt
     fields = ("number", "started_at", "duration_ms", "status_code", "succeeded", "error")
     readonly_fields = fields
@@ -55,7 +57,7 @@ class DeliveryAttemptInline(admin.TabularInline):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(ModelAdmin):
     list_display = ("id", "rule", "channel_type", "status", "attempts", "next_attempt_at", "created_at", "last_error")
     list_filter = ("status", "channel_type")
     search_fields = ("=id", "rule__name", "event__kind")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from fleet.admin_base import ModelAdmin
+
 from .models import ChannelMessage, LegacyChannel, RuntimeChannel
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 

@@ -1,9 +1,12 @@
-"""Admin building blocks any app may use."""
+"""Admin building blocks any app may use: the console's theme (django-unfold) classes, so every
+ModelAdmin looks and behaves the same, and the read-only admin for facts."""
 
-from django.contrib import admin
+from unfold.admin import ModelAdmin, StackedInline, TabularInline
+
+__all__ = ["ModelAdmin", "ReadOnlyModelAdmin", "StackedInline", "TabularInline"]
 
 
-class ReadOnlyModelAdmin(admin.ModelAdmin):
+class ReadOnlyModelAdmin(ModelAdmin):
     """For records that are facts written by the system (events, usage): browse, never edit."""
 
     def has_add_permission(self, request):

@@ -58,6 +58,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 CSRF_FAILURE_VIEW = "fleet.views.csrf_failure"  # the JSON error body under /api
 
 INSTALLED_APPS = [
+    "unfold",  # the console's theme; before django.contrib.admin, whose templates it replaces
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -78,6 +79,7 @@ INSTALLED_APPS = [
     "channels",
     "integrations",
     "sandbox",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -277,6 +279,10 @@ AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF
 # Agent files, export and migration (agents.files): the largest file read or written through
 # the API, the largest bundle uploaded, its state's largest unpacked size, and where drafts wait.
 AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=5 * 1024 * 1024)
+# Logs (agents.logs): a followed log (server-sent events) ends after this long, below gunicorn's
+# 90 s worker timeout, and the browser reconnects; a heartbeat comment when quiet.
+LOGS_FOLLOW_SECONDS = env.float("LOGS_FOLLOW_SECONDS", default=55)
+LOGS_HEARTBEAT_SECONDS = env.float("LOGS_HEARTBEAT_SECONDS", default=15)
 MIGRATION_BUNDLE_MAX_BYTES = env.int("MIGRATION_BUNDLE_MAX_BYTES", default=200 * 1024 * 1024)
 MIGRATION_STATE_MAX_BYTES = env.int("MIGRATION_STATE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 MIGRATION_DRAFTS_DIR = env.str("MIGRATION_DRAFTS_DIR", default=str(BASE_DIR / "var" / "migration-drafts"))
@@ -373,6 +379,26 @@ SPECTACULAR_SETTINGS = {
 
 # --- Static, i18n, logging ------------------------------------------------------------
 STATIC_URL = "static/"
+# The console (django-unfold): Fleet's name, the fleet dashboard as its home, and the sidebar
+# grouped by what operators look after (console.navigation). No asset from a CDN: the theme
+# ships its fonts and scripts.
+UNFOLD = {
+    "SITE_TITLE": "Fleet admin",
+    "SITE_HEADER": "Fleet control plane",
+    "SITE_SUBHEADER": "Operators' console",
+    "SITE_URL": "/",
+    "SITE_SYMBOL": "hub",
+    "SITE_FAVICONS": [{"rel": "icon", "type": "image/svg+xml", "href": "console.navigation.favicon"}],
+    "SHOW_HISTORY": True,
+    "SHOW_VIEW_ON_SITE": False,
+    "DASHBOARD_CALLBACK": "console.dashboard.dashboard_callback",
+    "STYLES": ["console.navigation.stylesheet"],
+    "SIDEBAR": {
+        "show_search": True,
+        "show_all_applications": True,
+        "navigation": "console.navigation.sidebar",
+    },
+}
 STATIC_ROOT = BASE_DIR / "staticfiles"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

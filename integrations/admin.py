@@ -3,11 +3,13 @@ any admin form, and the OAuth states are not in the admin at all."""
 
 from django.contrib import admin
 
+from fleet.admin_base import ModelAdmin
+
 from .models import Integration
 
 
 @admin.register(Integration)
-class IntegrationAdmin(admin.ModelAdmin):
+class IntegrationAdmin(ModelAdmin):
     list_display = ("provider", "agent", "status", "mcp_enabled", "last_tested_at", "created_at")
     list_filter = ("status", "provider", "mcp_enabled")
     search_fields = ("provider", "agent__name")

@@ -9,3 +9,6 @@ os.environ.setdefault("FLEET_TESTING", "true")
 from fleet.settings import *  # noqa: E402, F403
 
 SESSION_COOKIE_SECURE_API = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
+# Static files straight from the apps (no collectstatic before a test run): the browser tests'
+# gunicorn serves the console's theme and scripts this way.
+WHITENOISE_USE_FINDERS = True

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
+from fleet.admin_base import ModelAdmin, TabularInline
+
 from . import services
 from .models import ApiKey, Membership, Workspace
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TabularInline):
     model = Membership
     extra = 0
     fields = ("user", "role", "created_at")
@@ -20,7 +22,7 @@ class MembershipInline(admin.TabularInline):
     raw_id_fields = ("user",)
 
 
-class ApiKeyInline(admin.TabularInline):
+class ApiKeyInline(TabularInline):
     model = ApiKey
     extra = 0
     fields = ("name", "prefix", "scopes", "created_by", "created_at", "last_used_at", "revoked_at")
@@ -33,7 +35,7 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):
+class WorkspaceAdmin(ModelAdmin):
     list_display = ("name", "owner", "created_at")
     search_fields = ("name", "owner__email")
     raw_id_fields = ("owner",)
@@ -42,7 +44,7 @@ class WorkspaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ModelAdmin):
     list_display = ("prefix", "name", "workspace", "scopes", "created_by", "last_used_at", "revoked_at")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("prefix", "name", "workspace__name", "created_by__email")

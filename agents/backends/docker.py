@@ -47,7 +47,9 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.docker_files import DockerStateFiles
+from agents.backends.docker_logs import DockerLogs
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
+from agents.deploy_progress import CREATING, PULLING, deploy_step_set
 from agents.gateway.families import FAMILIES
 
 # The variable each runtime reads its gateway's listen port from.
@@ -177,7 +179,7 @@ def _label_port(attrs: dict) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-class DockerBackend(DockerStateFiles):
+class DockerBackend(DockerStateFiles, DockerLogs):
     """RuntimeBackend for one Docker engine. `host` and `network_mode` default to the settings
     at call time, so a remote-Docker backend can reuse this class with its own host."""
 
@@ -505,7 +507,8 @@ class DockerBackend(DockerStateFiles):
         try:
             return client.containers.create(**options)
         except docker_errors.ImageNotFound:
-            self._pull(client, spec.image)
+            self._pull(client, spec.image, spec.agent_id)
+            deploy_step_set(spec.agent_id, CREATING)
             return client.containers.create(**options)
         except docker_errors.NotFound as exc:
             # Not our container missing: something the container needs (a network, a volume).
@@ -517,7 +520,8 @@ class DockerBackend(DockerStateFiles):
         labels = {**settings.DOCKER_CONTAINER_LABELS, LABEL_AGENT_ID: spec.agent_id, LABEL_MANAGED: "true"}
         client.volumes.create(name=state_volume_name(spec.agent_id), labels=labels)
 
-    def _pull(self, client: docker.DockerClient, image: str) -> None:
+    def _pull(self, client: docker.DockerClient, image: str, agent_id: str) -> None:
+        deploy_step_set(agent_id, PULLING)
         try:
             client.images.pull(image)
         except docker_errors.APIError as exc:

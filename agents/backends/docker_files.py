@@ -285,7 +285,7 @@ class DockerStateFiles:
             try:
                 helper = client.containers.create(spec.image, **options)
             except docker_errors.ImageNotFound:
-                self._pull(client, spec.image)  # as `create` does: the workload needs it next anyway
+                self._pull(client, spec.image, spec.agent_id)  # as `create` does: the workload needs it next anyway
                 helper = client.containers.create(spec.image, **options)
             try:
                 from agents.backends.docker import _image_user

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..backends.base import BackendError, Placement, RuntimeBackend
+from ..deploy_progress import CREATING, HANDSHAKE, PREPARING, WAITING, deploy_step_set
 from ..events import agent_event
 from ..files.restore import RestoreImpossible, migration_state_restore
 from ..gateway import gateway_readiness
@@ -140,16 +141,20 @@ def agent_provision(*, agent_id) -> None:
     agent = _claim(agent_id)
     if agent is None:
         return
+    deploy_step_set(agent.pk, PREPARING)
     try:
         backend = backend_of(agent)
         usage_token = usage_token_for(agent)
         Agent.objects.filter(pk=agent.pk).update(usage_token_digest=usage_token_digest(usage_token))
         spec = workload_spec_build(agent=agent, usage_token=usage_token)
         migration_state_restore(backend=backend, agent=agent, spec=spec)  # before the runtime first starts
+        deploy_step_set(agent.pk, CREATING)  # the backend says PULLING if it must fetch the image first
         placement = backend.create(agent, spec)
         if not _record_placement(backend, agent, placement):
             return
+        deploy_step_set(agent.pk, WAITING)
         if _wait_until_up(backend, agent):
+            deploy_step_set(agent.pk, HANDSHAKE)
             agent_handshake(agent=agent)  # records the runtime's version; a refused token ends in error
             _mark_running(backend, agent)
     except BackendError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from fleet.admin_base import ReadOnlyModelAdmin
+from fleet.admin_base import ModelAdmin, ReadOnlyModelAdmin
 
 from ..models import ModelRate, UsageDaily, UsageEvent
 from .money import micros_to_usd
@@ -36,7 +36,7 @@ class UsageDailyAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(ModelRate)
-class ModelRateAdmin(admin.ModelAdmin):
+class ModelRateAdmin(ModelAdmin):
     """Operator prices: they beat the built-in table for events on or after `effective_from`.
     New events are priced with them; stored events keep the cost they were recorded with."""
 

@@ -37,6 +37,8 @@ class GZipMiddleware(DjangoGZipMiddleware):
     compress_level = COMPRESS_LEVEL
 
     def process_response(self, request, response):
+        if response.get("Content-Type", "").startswith("text/event-stream"):
+            return response  # events go out as they come; a compressor would hold them back
         if response.streaming:
             return super().process_response(request, response)
         if len(response.content) < 200 or response.has_header("Content-Encoding"):

@@ -228,6 +228,7 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-gateway-url": {"GET": agent(Role.VIEWER)},
     "agent-stats": {"GET": agent(Role.VIEWER)},
     "agent-stats-history": {"GET": agent(Role.VIEWER)},
+    "agent-logs": {"GET": agent(Role.VIEWER)},  # as for stats: viewer, keys with agents:read
     "agent-usage": {"POST": agent(Role.EDITOR)},
     "agent-usage-pull": {"POST": agent(Role.EDITOR)},
     "agent-budget": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},

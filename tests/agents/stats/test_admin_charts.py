@@ -64,16 +64,18 @@ def test_an_agents_charts_show_its_last_hour_of_cpu_and_memory_against_its_limit
     make_samples(agent, start=timezone.now() - timedelta(hours=2), count=1)  # older than the hour
     make_samples(AgentFactory(), start=timezone.now() - timedelta(minutes=5), count=3)
 
-    cpu, memory = agent_stats_charts(agent.pk)
+    cpu, memory, network, disk = agent_stats_charts(agent.pk)
 
     assert len(polyline_points(cpu)) == 12
     assert len(polyline_points(memory)) == 12
     assert "CPU" in cpu and "Memory" in memory
     assert 'stroke-dasharray="4 3"' in memory
+    assert len(polyline_points(network)) == 11  # rates: one between each two samples
+    assert "Network" in network and "received" in network and "sent" in network and "Disk" in disk and "written" in disk
 
 
 @pytest.mark.django_db
-def test_the_agent_admin_page_shows_both_charts(client):
+def test_the_agent_admin_page_shows_its_four_charts_over_the_range_picked(client):
     from tests.factories.accounts import AdminFactory
 
     agent = AgentFactory()
@@ -85,5 +87,9 @@ def test_the_agent_admin_page_shows_both_charts(client):
     assert response.status_code == 200
     page = response.content.decode()
     assert "Resource usage, last hour" in page
-    assert page.count('class="agent-stats-chart"') == 2
+    assert page.count('class="agent-stats-chart"') == 4
     assert "cdn" not in page.lower()
+    assert "?range=15m" in page and "?range=24h" in page  # the time range picker
+
+    day = client.get(f"/admin/agents/agent/{agent.pk}/change/?range=24h").content.decode()
+    assert "Resource usage, last 24 hours" in day

@@ -1,0 +1,141 @@
+"""The logs operation of the Docker backend (DockerBackend mixes this in): WorkloadLogs.
+
+The engine's logs endpoint with timestamps, read frame by frame: a container without a TTY
+multiplexes stdout and stderr in 8-byte-headed frames (byte 0 says which stream), one with a
+TTY sends one stream (stdout). docker-py's own reader drops the stream byte, so the frames
+are read here.
+
+A follow blocks on the engine's socket, so the iterator is an object whose `close()` shuts
+that socket down: a consumer in another thread (the SSE view's pump) can end it at once.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+from contextlib import suppress
+from datetime import UTC, datetime
+
+from agents.backends import docker_stats
+from agents.backends.base import LogLine
+
+HEADER_SIZE = 8
+STREAMS = {1: "stdout", 2: "stderr"}
+MAX_LINE = 16 * 1024  # the engine splits longer lines into partial messages; so do we
+
+
+def _since_param(since: datetime) -> str:
+    # The engine reads "<seconds>.<nanoseconds>"; docker-py would round to whole seconds.
+    return f"{since.timestamp():.6f}"
+
+
+def parse_log_line(stream: str, text: str) -> LogLine:
+    """`<RFC 3339 nano timestamp> <line>` as the engine writes it with timestamps=1."""
+    stamp, _, line = text.partition(" ")
+    ts = docker_stats.parse_docker_time(stamp)
+    if ts is None:  # not a timestamp after all: keep the whole text, stamped now
+        return LogLine(ts=datetime.now(UTC), stream=stream, line=text[:MAX_LINE])
+    return LogLine(ts=ts, stream=stream, line=line[:MAX_LINE])
+
+
+class DockerLogStream:
+    """An iterator of LogLines over one logs response; `close()` may come from any thread."""
+
+    def __init__(self, response, sock, *, tty: bool, since: datetime | None):
+        self._response = response
+        self._sock = sock
+        self._tty = tty
+        self._since = since
+        self._pending: dict[str, str] = {}  # a stream's text after its last newline
+        self._ready: list[LogLine] = []
+        self._closed = threading.Event()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> LogLine:
+        while not self._ready:
+            if self._closed.is_set():
+                raise StopIteration
+            frame = self._read_frame()
+            if frame is None:
+                self._flush_pending()
+                self.close()
+                if not self._ready:
+                    raise StopIteration
+                break
+            stream, data = frame
+            self._split(stream, data.decode("utf-8", errors="replace"))
+        return self._ready.pop(0)
+
+    def _read_frame(self) -> tuple[str, bytes] | None:
+        raw = self._response.raw
+        try:
+            if self._tty:
+                data = raw.read1(65536) if hasattr(raw, "read1") else raw.read(4096)
+                return ("stdout", data) if data else None
+            header = raw.read(HEADER_SIZE)
+            if len(header) < HEADER_SIZE:
+                return None
+            kind, length = struct.unpack(">BxxxL", header)
+            data = raw.read(length) if length else b""
+            if length and not data:
+                return None
+            return STREAMS.get(kind, "stdout"), data
+        except (OSError, ValueError, AttributeError):
+            return None  # the socket was shut down by close(), or the engine went away
+
+    def _split(self, stream: str, text: str) -> None:
+        text = self._pending.pop(stream, "") + text
+        *whole, rest = text.split("\n")
+        for piece in whole:
+            self._keep(parse_log_line(stream, piece.rstrip("\r")))
+        if rest:
+            self._pending[stream] = rest
+
+    def _flush_pending(self) -> None:
+        for stream, rest in self._pending.items():
+            self._keep(parse_log_line(stream, rest))
+        self._pending.clear()
+
+    def _keep(self, line: LogLine) -> None:
+        # The engine's `since` is inclusive to the second on older engines: filter exactly.
+        if self._since is None or line.ts >= self._since:
+            self._ready.append(line)
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        # Shut the socket itself (under docker-py's SocketIO) down: that wakes a reader blocked
+        # in another thread. Closing the response first would wait for that reader's lock.
+        raw = getattr(self._sock, "_sock", self._sock)
+        with suppress(OSError, AttributeError):
+            raw.shutdown(socket.SHUT_RDWR)
+        with suppress(Exception):
+            self._response.close()
+
+
+class DockerLogs:
+    """Mixed into DockerBackend, which provides `host`, `_require` and the client."""
+
+    def logs(self, agent, *, tail: int | None = 200, since: datetime | None = None,
+             follow: bool = False) -> Iterator[LogLine]:
+        from agents.backends.docker import engine_client, engine_errors
+
+        client = engine_client(self.host)
+        with engine_errors(self.host):
+            container = self._require(agent)
+            tty = bool((container.attrs.get("Config") or {}).get("Tty"))
+            params = {"stdout": 1, "stderr": 1, "timestamps": 1, "follow": int(follow),
+                      "tail": "all" if tail is None else str(int(tail))}
+            if since is not None:
+                params["since"] = _since_param(since)
+            api = client.api
+            response = api._get(api._url("/containers/{0}/logs", container.id), params=params, stream=True)
+            sock = api._get_raw_response_socket(response)  # raises the engine's refusal
+            if follow:
+                api._disable_socket_timeout(sock)  # a quiet workload is not a dead engine
+        return DockerLogStream(response, sock, tty=tty, since=since)

@@ -1,0 +1,74 @@
+"""What the agent's console page shows besides its fields: status with the reason, the
+buttons its state allows, the gateway link, events, budgets with current spend, deploy steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fleet.errors import FleetError
+from fleet.models import Event
+
+from ..budgets.selectors import agent_budget_report
+from ..deploy_progress import deploy_steps
+from ..models import Agent, Status
+from ..services.lifecycle import IN_FLIGHT, REDEPLOYABLE, agent_gateway_url
+
+TIMELINE_EVENTS = 25
+
+
+@dataclass(frozen=True)
+class Button:
+    verb: str
+    label: str
+    confirm: str  # empty: no confirmation (not destructive)
+
+
+START = Button("start", "Start", "")
+STOP = Button("stop", "Stop", "Stop this agent? Its runtime stops serving until started again.")
+RESTART = Button("restart", "Restart", "Restart this agent? Running conversations are interrupted.")
+REDEPLOY = Button("redeploy", "Redeploy",
+                  "Redeploy this agent? Its container is replaced by a new one (its state is kept).")
+BUTTONS = {button.verb: button for button in (START, STOP, RESTART, REDEPLOY)}
+
+
+def buttons_for(agent: Agent) -> list[Button]:
+    """The lifecycle buttons the agent's state allows (the services still decide)."""
+    if agent.is_external:
+        return []
+    shown = []
+    if agent.status == Status.STOPPED and agent.container_id:
+        shown.append(START)
+    if agent.status != Status.STOPPED:
+        shown.append(STOP)
+    if agent.status in (Status.RUNNING, Status.WARNING) and agent.container_id:
+        shown.append(RESTART)
+    if agent.status in REDEPLOYABLE:
+        shown.append(REDEPLOY)
+    return shown
+
+
+def gateway_link(agent: Agent) -> str | None:
+    """The gateway UI's URL through the API's service, or None when there is none to open."""
+    if agent.status != Status.RUNNING and not agent.is_external:
+        return None
+    try:
+        return agent_gateway_url(agent=agent).url or None
+    except FleetError:
+        return None
+
+
+def agent_page_context(agent: Agent) -> dict:
+    report = agent_budget_report(agent=agent)
+    return {
+        "agent_status": agent.status,
+        "agent_reason": agent.last_error,
+        "agent_paused_reason": agent.paused_reason,
+        "agent_buttons": buttons_for(agent),
+        "agent_can_change_resources": not agent.is_external and agent.status not in IN_FLIGHT,
+        "agent_gateway_link": gateway_link(agent),
+        "agent_events": list(Event.objects.filter(agent_id=agent.pk).order_by("-occurred_at")[:TIMELINE_EVENTS]),
+        "agent_budgets": report.budgets,
+        "agent_deploying": agent.status in IN_FLIGHT,
+        "agent_deploy_steps": deploy_steps(agent.pk) if agent.status in IN_FLIGHT else [],
+        "agent_has_logs": bool(agent.container_id) and not agent.is_external,
+    }

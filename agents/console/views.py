@@ -1,0 +1,136 @@
+"""The console's agent views (AgentAdmin.get_urls wires them, behind the admin's login and
+permissions): lifecycle buttons, change resources, deploy, live logs, deploy progress."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+
+from fleet.api.principal import Principal
+from fleet.errors import FleetError, ValidationFailed
+
+from ..deploy_progress import deploy_steps
+from ..logs.api import event_stream_response
+from ..logs.query import logs_query_from
+from ..logs.services import agent_logs_follow
+from ..models import Agent
+from ..services.deploy import agent_deploy
+from ..services.lifecycle import IN_FLIGHT, agent_redeploy, agent_restart, agent_start, agent_stop
+from ..services.resources import ResourceChange, agent_resources_change
+from ..services.selection import DeployRequest
+from .forms import DeployForm, ResourcesForm
+from .page import BUTTONS
+
+SERVICES = {"start": agent_start, "stop": agent_stop, "restart": agent_restart, "redeploy": agent_redeploy}
+DONE = {"start": "started", "stop": "stopped", "restart": "restarted", "redeploy": "queued for redeployment"}
+
+
+def _change_url(agent_id) -> str:
+    return reverse("admin:agents_agent_change", args=[agent_id])
+
+
+def _agent(model_admin, request, object_id, *, change: bool) -> Agent:
+    agent = model_admin.get_object(request, object_id)
+    if agent is None:
+        raise Http404("No such agent.")
+    allowed = model_admin.has_change_permission(request, agent) if change else \
+        model_admin.has_view_permission(request, agent)
+    if not allowed:
+        raise Http404("No such agent.")  # the admin's own answer to objects one may not see
+    return agent
+
+
+def agent_act(model_admin, request, object_id, verb: str):
+    """POST: one lifecycle button, through the service the API calls; the result as a message."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if verb not in SERVICES:
+        raise Http404("No such action.")
+    agent = _agent(model_admin, request, object_id, change=True)
+    try:
+        SERVICES[verb](agent=agent)
+    except FleetError as exc:
+        model_admin.message_user(request, f"Could not {BUTTONS[verb].label.lower()} {agent.name}: {exc.message}",
+                                 messages.ERROR)
+    else:
+        model_admin.message_user(request, f"{agent.name} was {DONE[verb]}.", messages.SUCCESS)
+    return HttpResponseRedirect(_change_url(agent.pk))
+
+
+def agent_resources(model_admin, request, object_id):
+    """Change resources: validated as a deploy, applied by a redeploy (and said so)."""
+    agent = _agent(model_admin, request, object_id, change=True)
+    initial = {"vcpu": agent.vcpu, "ram_mb": agent.ram_mb, "disk_gb": agent.disk_gb,
+               "sandbox_profile": agent.sandbox_profile}
+    form = ResourcesForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            agent_resources_change(principal=Principal(user=request.user), agent=agent,
+                                   change=ResourceChange(**form.cleaned_data))
+        except ValidationFailed as exc:
+            form.add_service_errors(exc)
+        except FleetError as exc:
+            form.add_error(None, exc.message)
+        else:
+            model_admin.message_user(
+                request, f"Resources of {agent.name} saved; the agent is being redeployed with them "
+                         "(its state is kept).", messages.SUCCESS)
+            return HttpResponseRedirect(_change_url(agent.pk))
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": agent,
+               "title": f"Change the resources of {agent.name}", "form": form, "agent": agent,
+               "running": agent.status == "running"}
+    return TemplateResponse(request, "admin/agents/agent/resources.html", context)
+
+
+def agent_deploy_view(model_admin, request):
+    """Deploy from the console: the deploy service with the operator as the caller, so the
+    same validation, quota and events as POST /api/agents/deploy."""
+    form = DeployForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            agent = agent_deploy(principal=Principal(user=request.user),
+                                 request=DeployRequest(**form.request_values()))
+        except ValidationFailed as exc:
+            form.add_service_errors(exc)
+        except FleetError as exc:
+            form.add_error(None, exc.message)
+        else:
+            model_admin.message_user(request, f"{agent.name} is queued for deployment.", messages.SUCCESS)
+            return HttpResponseRedirect(_change_url(agent.pk))
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+               "title": "Deploy an agent", "form": form, "add": True}
+    return TemplateResponse(request, "admin/agents/agent/deploy.html", context)
+
+
+def agent_logs_stream(model_admin, request, object_id):
+    """The agent's logs followed live (server-sent events), as the API's logs route does."""
+    agent = _agent(model_admin, request, object_id, change=False)
+    try:
+        query = logs_query_from(request.GET, last_event_id=request.META.get("HTTP_LAST_EVENT_ID"))
+        started_at = timezone.now()
+        lines = agent_logs_follow(agent=agent, tail=query.tail, since=query.since)
+    except ValidationFailed as exc:
+        return JsonResponse({"error": exc.message, "code": exc.code, "fields": exc.fields}, status=400)
+    except FleetError as exc:
+        return _sse_problem(exc.message)
+    return event_stream_response(lines, started_at=started_at)
+
+
+def _sse_problem(message: str) -> HttpResponse:
+    """EventSource cannot read an error body: a named event says why (no container, an engine
+    down) and asks it to wait before trying again."""
+    body = f"retry: 10000\nevent: problem\ndata: {json.dumps({'error': message})}\n\n"
+    return HttpResponse(body, content_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def agent_progress(model_admin, request, object_id):
+    """Where the deploy is (the page polls it while the agent deploys)."""
+    agent = _agent(model_admin, request, object_id, change=False)
+    steps = deploy_steps(agent.pk) if agent.status in IN_FLIGHT else []
+    return JsonResponse({"status": agent.status, "last_error": agent.last_error,
+                         "steps": [{"name": s.name, "label": s.label, "state": s.state} for s in steps]})

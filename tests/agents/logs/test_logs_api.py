@@ -1,0 +1,160 @@
+"""GET /api/agents/:id/logs: the query's 400s, the 409s, and on a real container (the test
+runtime image) lines with their stream, tail and since, and the live follow as events."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.factories.agents import place_on_engine
+from tests.support import wait_until
+
+pytestmark = pytest.mark.django_db
+
+
+def _url(agent, query: str = "") -> str:
+    return f"/api/agents/{agent.id}/logs{query}"
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("?tail=abc", "tail"), ("?tail=5001", "tail"), ("?tail=-1", "tail"), ("?since=yesterday", "since"),
+    ("?since=nan", "since"), ("?tail=1.5&since=2026-13-01T00:00:00Z", "tail"),
+])
+def test_a_bad_query_is_400_naming_the_field(tenancy, query, field):
+    agent = tenancy.agent(container_id="abc")
+
+    response = tenancy.client("viewer").get(_url(agent, query))
+
+    body = response.json()
+    assert response.status_code == 400
+    assert body["code"] == "validation_error" and field in body["fields"] and body["error"]
+
+
+def test_a_bad_query_is_400_in_json_for_an_event_stream_caller_too(tenancy):
+    agent = tenancy.agent(container_id="abc")
+
+    response = tenancy.client("viewer").get(_url(agent, "?tail=x"), HTTP_ACCEPT="text/event-stream")
+
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
+
+
+def test_a_target_without_logs_is_409_unsupported(tenancy):
+    agent = tenancy.agent(container_id="abc", deploy_target="k8s", execution_target_id="k8s:cluster-1")
+
+    response = tenancy.client("viewer").get(_url(agent))
+
+    assert (response.status_code, response.json()["code"]) == (409, "unsupported")
+
+
+def test_an_agent_without_a_workload_is_409_no_container(tenancy):
+    for agent in (tenancy.agent(container_id=""), tenancy.agent(is_external=True, container_id="")):
+        response = tenancy.client("viewer").get(_url(agent))
+        assert (response.status_code, response.json()["code"]) == (409, "no_container")
+
+
+def test_an_unreachable_engine_is_502(tenancy, settings):
+    settings.DOCKER_HOST = "unix:///nonexistent/fleet-logs.sock"
+    agent = tenancy.agent(container_id="abc")
+
+    response = tenancy.client("viewer").get(_url(agent))
+
+    assert (response.status_code, response.json()["code"]) == (502, "daemon_unreachable")
+
+
+# -- a real container --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent(tenancy, docker_settings):
+    agent = place_on_engine(tenancy.agent(name="logs-agent"))
+    yield agent
+    from agents.services.engine import backend_of
+
+    backend_of(agent).remove(agent)
+
+
+def _write(docker_engine, agent, *lines: tuple[str, str]) -> None:
+    """Lines as the workload's own output: written to PID 1's stdout or stderr."""
+    script = "; ".join(f"echo '{text}' > /proc/1/fd/{1 if stream == 'stdout' else 2}" for stream, text in lines)
+    result = docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", script])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.docker
+def test_lines_come_with_their_stream_and_time_and_tail_and_since_cut_them(agent, tenancy, docker_engine):
+    client = tenancy.client("key:agents:read")
+    _write(docker_engine, agent, ("stdout", "first out"), ("stderr", "first err"))
+    time.sleep(0.05)
+    middle = datetime.now(UTC)
+    time.sleep(0.05)
+    _write(docker_engine, agent, ("stdout", "second out"))
+
+    everything = client.get(_url(agent, "?tail=5000")).json()
+    last_one = client.get(_url(agent, "?tail=1")).json()
+    since = client.get(_url(agent, f"?since={middle.isoformat().replace('+00:00', 'Z')}")).json()
+
+    mine = [(row["stream"], row["line"]) for row in everything if row["line"].startswith(("first", "second"))]
+    assert mine == [("stdout", "first out"), ("stderr", "first err"), ("stdout", "second out")]
+    assert all(datetime.fromisoformat(row["ts"].replace("Z", "+00:00")) > middle - timedelta(minutes=1)
+               for row in everything if row["line"].startswith("first"))
+    assert [row["line"] for row in last_one] == ["second out"]
+    assert [row["line"] for row in since] == ["second out"]
+
+
+@pytest.mark.docker
+def test_the_follow_streams_new_lines_as_events_and_ends_with_a_reconnect(agent, tenancy, docker_engine, settings):
+    settings.LOGS_FOLLOW_SECONDS = 3
+    settings.LOGS_HEARTBEAT_SECONDS = 0.5
+    _write(docker_engine, agent, ("stdout", "before the follow"))
+    client = tenancy.client("viewer")
+
+    response = client.get(_url(agent, "?tail=1"), HTTP_ACCEPT="text/event-stream")
+    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    events = iter(response.streaming_content)
+    seen = [next(events).decode(), next(events).decode()]  # the retry hint, the tail's line
+    _write(docker_engine, agent, ("stderr", "during the follow"))
+    seen += [chunk.decode() for chunk in events]  # until the cap ends it
+    response.close()
+
+    body = "".join(seen)
+    lines = [json.loads(part[len("data: "):]) for chunk in seen for part in chunk.split("\n")
+             if part.startswith("data: {\"")]
+    assert body.startswith("retry: ")
+    assert [(line["stream"], line["line"]) for line in lines] == [("stdout", "before the follow"),
+                                                                  ("stderr", "during the follow")]
+    assert ": heartbeat" in body
+    assert body.endswith("data: {}\n\n") and f"event: reconnect\nid: {lines[-1]['ts']}" in body
+
+
+@pytest.mark.docker
+def test_a_reconnect_with_last_event_id_starts_after_that_line(agent, tenancy, docker_engine, settings):
+    settings.LOGS_FOLLOW_SECONDS = 1
+    _write(docker_engine, agent, ("stdout", "old line"))
+    client = tenancy.client("viewer")
+    old = client.get(_url(agent, "?tail=1")).json()[0]
+    _write(docker_engine, agent, ("stdout", "new line"))
+
+    response = client.get(_url(agent), HTTP_ACCEPT="text/event-stream", HTTP_LAST_EVENT_ID=old["ts"])
+    body = b"".join(response.streaming_content).decode()
+
+    assert "new line" in body and "old line" not in body
+
+
+@pytest.mark.docker
+def test_a_client_that_leaves_ends_the_follow_and_its_reader(agent, tenancy, docker_engine, settings):
+    settings.LOGS_FOLLOW_SECONDS = 60
+    _write(docker_engine, agent, ("stdout", "one line"))
+    response = tenancy.client("viewer").get(_url(agent, "?tail=1"), HTTP_ACCEPT="text/event-stream")
+    events = iter(response.streaming_content)
+    assert next(events).startswith(b"retry: ") and b"one line" in next(events)
+
+    started = time.monotonic()
+    response.close()  # what the server does when the client's connection is gone
+
+    wait_until(lambda: not any(t.name == "fleet-logs-follow" and t.is_alive() for t in threading.enumerate()),
+               timeout=5)
+    assert time.monotonic() - started < 5

@@ -1,0 +1,196 @@
+"""The agent's console page and its views: lifecycle buttons through the services, change
+resources (validated as a deploy, applied by a redeploy), deploy from the console, deleting
+with the engine down, last_error in the list, deploy progress and the logs stream's refusals."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agents.deploy_progress import PULLING, deploy_step_set
+from agents.models import Agent
+from fleet.models import Event
+from tests.factories.accounts import AdminFactory
+
+pytestmark = pytest.mark.django_db
+
+ENGINE_DOWN = "unix:///nonexistent/fleet-console.sock"
+
+
+@pytest.fixture
+def console():
+    client = Client()
+    client.force_login(AdminFactory())
+    return client
+
+
+def _page(agent) -> str:
+    return f"/admin/agents/agent/{agent.pk}/change/"
+
+
+def test_the_page_shows_status_with_its_reason_and_the_buttons_its_state_allows(console, tenancy):
+    agent = tenancy.agent(status="error", last_error="The runtime did not become ready within 120 s.")
+
+    page = console.get(_page(agent)).content.decode()
+
+    assert 'class="fleet-status fleet-status-error"' in page
+    assert "The runtime did not become ready within 120 s." in page
+    assert 'id="agent-redeploy"' in page and 'id="agent-stop"' in page
+    assert 'id="agent-start"' not in page  # no container to start
+    assert "data-confirm=" in page  # destructive buttons ask first
+    assert 'id="agent-events"' in page and 'id="agent-budgets"' in page and 'id="agent-logs-panel"' in page
+
+
+def test_the_stop_button_calls_the_stop_service(console, tenancy):
+    agent = tenancy.agent(status="queued")
+
+    response = console.post(f"/admin/agents/agent/{agent.pk}/act/stop/", follow=True)
+
+    assert response.status_code == 200 and f"{agent.name} was stopped." in response.content.decode()
+    assert Agent.objects.get(pk=agent.pk).status == "stopped"
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.stopped").exists()
+
+
+def test_a_refused_button_says_why_and_a_get_changes_nothing(console, tenancy):
+    agent = tenancy.agent(status="running")
+
+    refused = console.post(f"/admin/agents/agent/{agent.pk}/act/redeploy/", follow=True)
+    fetched = console.get(f"/admin/agents/agent/{agent.pk}/act/stop/")
+
+    assert "Could not redeploy" in refused.content.decode()
+    assert fetched.status_code == 405
+    assert Agent.objects.get(pk=agent.pk).status == "running"
+    assert console.post(f"/admin/agents/agent/{agent.pk}/act/explode/").status_code == 404
+
+
+def test_resources_are_read_only_on_the_form(console, tenancy):
+    agent = tenancy.agent(ram_mb=1024, vcpu=1, name="fixed")
+    form = console.get(_page(agent)).content.decode()
+
+    console.post(_page(agent), {"name": "renamed", "owner": agent.owner_id, "ram_mb": 4096, "vcpu": 4,
+                                "assignments-TOTAL_FORMS": 0, "assignments-INITIAL_FORMS": 0})
+
+    saved = Agent.objects.get(pk=agent.pk)
+    assert 'name="ram_mb"' not in form and 'name="vcpu"' not in form and 'name="runtime_family"' not in form
+    assert (saved.ram_mb, saved.vcpu) == (1024, 1)
+    assert 'id="agent-resources"' in form  # the explicit way to change them
+
+
+def test_change_resources_redeploys_through_the_service_and_says_so(console, tenancy):
+    agent = tenancy.agent(status="running", ram_mb=1024)
+
+    response = console.post(f"/admin/agents/agent/{agent.pk}/resources/",
+                            {"vcpu": 2, "ram_mb": 2048, "disk_gb": 20, "sandbox_profile": "standard"}, follow=True)
+
+    saved = Agent.objects.get(pk=agent.pk)
+    assert (saved.vcpu, saved.ram_mb, saved.disk_gb, saved.status) == (2, 2048, 20, "queued")
+    assert "being redeployed" in response.content.decode()
+    kinds = list(Event.objects.filter(agent_id=agent.pk).order_by("occurred_at").values_list("kind", flat=True))
+    assert kinds[-3:] == ["agent.stopped", "agent.resources_changed", "agent.redeployed"]
+
+
+def test_change_resources_refuses_what_a_deploy_refuses(console, tenancy):
+    agent = tenancy.agent(runtime_family="hermes", ram_mb=1024)
+
+    response = console.post(f"/admin/agents/agent/{agent.pk}/resources/",
+                            {"vcpu": 1, "ram_mb": 2048, "disk_gb": 10, "sandbox_profile": "nemoclaw"})
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "nemoclaw" in page and ("not enabled" in page or "only the standard profile" in page)
+    assert Agent.objects.get(pk=agent.pk).ram_mb == 1024
+
+
+def test_deploying_from_the_console_uses_the_deploy_service(console, tenancy):
+    response = console.post("/admin/agents/agent/add/", {"name": "from-console", "runtime_family": "hermes",
+                                                         "ram_mb": "512"})
+
+    agent = Agent.objects.get(name="from-console")
+    assert response.status_code == 302 and response["Location"] == _page(agent)
+    assert (agent.status, agent.runtime_family, agent.ram_mb) == ("queued", "hermes", 512)
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.queued").exists()
+
+
+def test_deploying_from_the_console_shows_the_apis_validation_errors(console):
+    response = console.post("/admin/agents/agent/add/", {"name": "x" * 200, "deploy_target": "proxmox"})
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "no more than" in page or "not available" in page
+    assert not Agent.objects.exists()
+
+
+def test_deleting_with_the_engine_down_keeps_the_agent_and_says_why(console, tenancy, settings):
+    settings.DOCKER_HOST = ENGINE_DOWN
+    agent = tenancy.agent(status="running", container_id="c0ffee")
+
+    response = console.post(f"/admin/agents/agent/{agent.pk}/delete/", {"post": "yes"}, follow=True)
+
+    assert response.status_code == 200
+    assert "Could not delete the agent" in response.content.decode()
+    assert Agent.objects.filter(pk=agent.pk).exists()
+
+
+def test_bulk_deleting_with_the_engine_down_is_reported_not_raised(console, tenancy, settings):
+    settings.DOCKER_HOST = ENGINE_DOWN
+    agent = tenancy.agent(status="running", container_id="c0ffee")
+
+    response = console.post("/admin/agents/agent/", {"action": "delete_selected", "post": "yes",
+                                                     "_selected_action": [str(agent.pk)]}, follow=True)
+
+    page = response.content.decode()
+    assert response.status_code == 200 and "Could not delete" in page and "Successfully deleted" not in page
+    assert Agent.objects.filter(pk=agent.pk).exists()
+
+
+def test_the_list_shows_the_reason(console, tenancy):
+    tenancy.agent(status="warning", last_error="The container engine could not be reached.")
+
+    page = console.get("/admin/agents/agent/").content.decode()
+
+    assert "The container engine could not be reached." in page
+
+
+def test_a_deploying_agent_shows_its_progress(console, tenancy):
+    agent = tenancy.agent(status="deploying")
+    deploy_step_set(agent.pk, PULLING)
+
+    page = console.get(_page(agent)).content.decode()
+    progress = console.get(f"/admin/agents/agent/{agent.pk}/progress/").json()
+
+    assert 'id="agent-progress"' in page and 'class="fleet-step-now" data-step="pulling"' in page
+    assert progress["status"] == "deploying"
+    assert [s["state"] for s in progress["steps"]][:4] == ["done", "done", "now", "todo"]
+
+
+def test_the_logs_stream_of_an_agent_without_a_workload_says_so_as_an_event(console, tenancy):
+    agent = tenancy.agent(container_id="")
+
+    response = console.get(f"/admin/agents/agent/{agent.pk}/logs/stream/")
+
+    assert response["Content-Type"] == "text/event-stream"
+    assert b"event: problem" in response.content and b"no workload" in response.content
+    assert console.get(f"/admin/agents/agent/{agent.pk}/logs/stream/?tail=x").status_code == 400
+
+
+def test_the_console_views_are_for_platform_admins_only(tenancy):
+    agent = tenancy.agent(status="queued")
+    client = Client()
+    client.force_login(tenancy.agent_owner)
+
+    for url in (f"/admin/agents/agent/{agent.pk}/act/stop/", f"/admin/agents/agent/{agent.pk}/resources/",
+                f"/admin/agents/agent/{agent.pk}/logs/stream/", "/admin/agents/agent/add/"):
+        response = client.post(url)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert Agent.objects.get(pk=agent.pk).status == "queued"
+
+
+def test_deleting_from_the_console_goes_through_the_service(console, tenancy):
+    agent = tenancy.agent(status="stopped", container_id="")
+
+    response = console.post("/admin/agents/agent/", {"action": "delete_selected", "post": "yes",
+                                                     "_selected_action": [str(agent.pk)]}, follow=True)
+
+    assert "Successfully deleted 1" in response.content.decode()
+    assert not Agent.objects.filter(pk=agent.pk).exists()
+    assert Event.objects.filter(agent_id=agent.pk, kind="agent.deleted").exists()

@@ -1,0 +1,206 @@
+"""The console in a real browser: Playwright driving Debian's Chromium against gunicorn (the
+Procfile's server) on loopback, over the test database, with a real Hermes container.
+
+Signs in; the dashboard renders with data; the agent page shows its charts and streams the
+container's logs live (a line written now appears); its Stop button (confirmed) stops the real
+container and the status changes; no page logs a console error. A screenshot of each page is
+kept under var/ci/screenshots/ (CI keeps var/ci as artifacts).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import requests
+from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
+from django.db import connection
+from django.utils import timezone
+
+from bench.__main__ import database_url
+from fleet.events import emit
+from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
+from tests.factories.agents import AgentFactory, make_budget, make_samples
+from tests.support import need_service, wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.docker, pytest.mark.runtime,
+              pytest.mark.browser, pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "var" / "ci" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def server(transactional_db, tmp_path, docker_engine_url):
+    """gunicorn on loopback over the test database and the test engine; follows of the logs
+    last 10 s here (55 s in production) so the test sees a reconnect-free short run."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DOCKER_HOST": docker_engine_url,
+        "DOCKER_NETWORK_MODE": "host",
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
+        "LOG_LEVEL": "WARNING",
+        "LOGS_FOLLOW_SECONDS": "10",
+        "LOGS_HEARTBEAT_SECONDS": "1",
+    }
+    log = open(tmp_path / "gunicorn.log", "w")  # noqa: SIM115 - closed below
+    # Four workers: an open log follow holds one (sync workers), the page's other requests need more.
+    process = subprocess.Popen(
+        [Path(sys.executable).parent / "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
+         "--bind", f"127.0.0.1:{port}", "--workers", "4", "--no-control-socket"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(url) or process.poll() is not None, timeout=60, interval=0.2)
+        assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()[-2000:]
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/admin/login/", timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+@pytest.fixture
+def browser():
+    need_service(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class ConsoleErrors:
+    """Every console error and uncaught exception of every page, with the page it came from."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        page.on("console", lambda message: message.type == "error" and self.errors.append(
+            f"{page.url}: {message.text}"))
+        page.on("pageerror", lambda error: self.errors.append(f"{page.url}: {error}"))
+
+
+def _shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def world(transactional_db, hermes_runtime):
+    """Made before the browser starts: Playwright's sync API runs an event loop in this thread,
+    where Django refuses database calls."""
+    admin = AdminFactory(email="operator@example.com")
+    # The server hashes with production's hashers, not the suite's fast one.
+    admin.password = make_password(DEFAULT_PASSWORD, hasher=PBKDF2PasswordHasher())
+    admin.save(update_fields=["password"])
+    container = hermes_runtime.container
+    agent = hermes_runtime.agent(name="hermes-live", owner=admin, container_id=container.id,
+                                 container_name=container.name)
+    make_samples(agent, start=timezone.now() - timedelta(minutes=20), count=60, every=timedelta(seconds=20))
+    make_budget(agent, period="monthly", limit_usd=25)
+    broken = AgentFactory(name="needs-a-look", owner=admin, status="error", container_id="",
+                          last_error="The runtime did not become ready within 120 s.")
+    emit("agent.error", message="needs-a-look could not start", agent=broken)
+    return admin, agent
+
+
+def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
+    admin, agent = world
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = ConsoleErrors(page)
+    page.set_default_timeout(20_000)
+
+    # Sign in.
+    page.goto(f"{server}/admin/login/?next=/admin/")
+    _shot(page, "01-sign-in")
+    page.fill('input[name="username"]', admin.email)
+    page.fill('input[name="password"]', DEFAULT_PASSWORD)
+    page.click('button[type="submit"]')
+    page.wait_for_url(f"{server}/admin/")
+
+    # The dashboard, with data.
+    assert page.locator("#panel-agents").inner_text().startswith("Agents")
+    assert "needs-a-look" in page.locator("#panel-attention").inner_text()
+    assert "needs-a-look could not start" in page.locator("#panel-events").inner_text()
+    assert "ok" in page.locator("#panel-targets").inner_text()  # the test engine answers the probe
+    _shot(page, "02-dashboard")
+
+    # The agents list shows the reason.
+    page.goto(f"{server}/admin/agents/agent/")
+    assert "did not become ready" in page.locator("#result_list").inner_text()
+    _shot(page, "03-agents")
+
+    # The agent page: charts, and the container's logs streaming live.
+    page.goto(f"{server}/admin/agents/agent/{agent.pk}/change/")
+    assert page.locator("#agent-status").inner_text() == "running"
+    assert page.locator("svg.agent-stats-chart").count() == 4
+    assert page.locator("#agent-charts polyline").count() >= 4
+    page.wait_for_function("document.querySelectorAll('#agent-logs .fleet-log-line').length > 0")
+    marker = f"fleet-console-{uuid.uuid4().hex[:8]}"
+    result = docker_engine.containers.get(agent.container_id).exec_run(
+        ["sh", "-c", f"echo {marker} > /proc/1/fd/1"])
+    assert result.exit_code == 0, result.output
+    page.wait_for_function(f"document.getElementById('agent-logs').textContent.includes('{marker}')")
+    assert page.locator("#agent-logs-state").inner_text() == "live"
+    _shot(page, "04-agent")
+
+    # Another range of the charts.
+    page.click(".fleet-ranges >> text=15m")
+    page.wait_for_url("**/change/?range=15m")
+    assert "last 15 minutes" in page.locator("#agent-charts h2").inner_text()
+
+    # Stop (a destructive button: it asks first) stops the real container.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#agent-stop")
+    page.wait_for_selector("#agent-status.fleet-status-stopped")
+    assert "hermes-live was stopped." in page.content()
+    assert docker_engine.containers.get(agent.container_id).status == "exited"
+    _shot(page, "05-agent-stopped")
+
+    # Change resources (read-only on the form; this page redeploys).
+    page.click("#agent-resources")
+    assert "redeploys hermes-live" in page.locator("#agent-resources-form").inner_text()
+    _shot(page, "06-resources")
+
+    # The deploy form, and the other admins on the theme.
+    page.goto(f"{server}/admin/agents/agent/add/")
+    assert page.locator("#agent-deploy-form").is_visible()
+    _shot(page, "07-deploy")
+    page.goto(f"{server}/admin/accounts/user/{admin.pk}/change/")
+    assert page.locator("input[name='email']").input_value() == admin.email
+    _shot(page, "08-user")
+    page.goto(f"{server}/admin/workspaces/workspace/")
+    _shot(page, "09-workspaces")
+
+    page.close()
+    assert errors.errors == []
