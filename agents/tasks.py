@@ -51,6 +51,14 @@ def monitor_agents() -> dict:
 
 
 @shared_task(ignore_result=True)
+def probe_engines() -> dict:
+    """Beat job (every 30 s): probe every engine and registered target (services.engines)."""
+    from .services.engines import engines_probe
+
+    return engines_probe()
+
+
+@shared_task(ignore_result=True)
 def expire_migration_drafts() -> int:
     """Beat job (hourly): delete migration drafts past their 24 hours."""
     from .files.drafts import migration_drafts_expire

@@ -57,6 +57,12 @@ class HealthChecksSerializer(serializers.Serializer):
     database = serializers.ChoiceField(choices=["ok", "error"])
     redis = serializers.ChoiceField(choices=["ok", "error", "not_configured"])
     worker = serializers.ChoiceField(choices=["ok", "stale", "missing", "error"])
+    engines = serializers.DictField(
+        child=serializers.ChoiceField(choices=["ok", "unreachable", "unknown", "error"]),
+        help_text='each engine and registered target by execution target id, e.g. {"docker": "ok", '
+        '"remote:<id>": "unreachable"}; "unknown": not probed in the last 95 s; one unreachable '
+        "makes `status` degraded (the HTTP status stays 200)",
+    )
 
 
 class HealthSerializer(serializers.Serializer):
@@ -74,7 +80,7 @@ class HealthView(ApiView):
 
     @extend_schema(
         operation_id="health",
-        summary="Service health (database, Redis, worker heartbeat)",
+        summary="Service health (database, Redis, worker heartbeat, engines)",
         auth=[],
         responses={200: HealthSerializer, 503: HealthSerializer},
     )

@@ -23,6 +23,8 @@ class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
     needs_id: bool  # True: only `<kind>:<id>` is valid and no default can be chosen
     factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
+    # The execution target ids of this kind that exist now and are probed (agents.services.engines).
+    instances: Callable[[], list[str]] | None = None
 
 
 def _docker(execution_target_id: str) -> RuntimeBackend:
@@ -33,7 +35,7 @@ def _docker(execution_target_id: str) -> RuntimeBackend:
 
 
 TARGETS: dict[str, Target] = {
-    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker),
+    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
     "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None),
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
@@ -71,6 +73,16 @@ def backend_for_target(execution_target_id: str) -> RuntimeBackend:
 def backend_for(agent) -> RuntimeBackend:
     """The backend that runs `agent` (reads only `agent.execution_target_id`)."""
     return backend_for_target(agent.execution_target_id)
+
+
+def probe_targets() -> list[str]:
+    """Every execution target id that exists now and should be probed: the `instances` of each
+    kind with a backend here (docker: ["docker"]; a registry of hosts or clusters: one each)."""
+    ids: list[str] = []
+    for target in TARGETS.values():
+        if target.factory is not None and target.instances is not None:
+            ids.extend(target.instances())
+    return ids
 
 
 def registered_deploy_targets() -> set[str]:
