@@ -32,7 +32,7 @@ run: migrate
 	@echo "Create the first platform admin, in another terminal:"
 	@echo "  DEBUG=true $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
-	PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
+	PORT=$(PORT) FLEET_PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
 
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install

@@ -225,6 +225,12 @@ SANDBOX_APPLY_MAX_RETRIES = env.int("SANDBOX_APPLY_MAX_RETRIES", default=8)
 SANDBOX_APPLY_RETRY_BACKOFF_SECONDS = env.float("SANDBOX_APPLY_RETRY_BACKOFF_SECONDS", default=2)
 NEXTAUTH_URL = env.str("NEXTAUTH_URL", default="")
 NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
+# The port the web process serves on. Not read from PORT: honcho gives every process of
+# `make run` its own PORT (web 8000, worker 8100, ...), and the worker builds the workloads.
+FLEET_PORT = env.int("FLEET_PORT", default=8000)
+# How workloads reach Fleet (their usage reports). Empty: derived per network mode from
+# FLEET_PORT (agents.services.workload.fleet_internal_url, docs/configuration.md).
+FLEET_INTERNAL_URL = env.str("FLEET_INTERNAL_URL", default="")
 DEFAULT_RUNTIME_FAMILY = env.str("DEFAULT_RUNTIME_FAMILY", default="openclaw")
 DEFAULT_DEPLOY_TARGET = env.str("DEFAULT_DEPLOY_TARGET", default="docker")
 DEFAULT_VCPU = env.float("DEFAULT_VCPU", default=1)
