@@ -30,7 +30,10 @@ def _binds(addresses: str, port: str) -> list[str]:
 
 
 # The web process listens on loopback only unless BIND_ADDRESS says otherwise (docs/configuration.md).
-bind = _binds(os.environ.get("BIND_ADDRESS") or "127.0.0.1", os.environ.get("FLEET_PORT") or os.environ.get("PORT") or "8000")
+bind = _binds(
+    os.environ.get("BIND_ADDRESS") or "127.0.0.1",
+    os.environ.get("FLEET_PORT") or os.environ.get("PORT") or "8000",
+)
 
 DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
 

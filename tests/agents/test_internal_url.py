@@ -56,8 +56,8 @@ def test_a_bridged_container_can_resolve_the_default_host(docker_settings, docke
     from agents.backends.base import WorkloadSpec
     from agents.backends.docker import DockerBackend, engine_client
 
-    spec = WorkloadSpec(agent_id="00000000-0000-4000-8000-000000000001", name="n", runtime_family="openclaw", image="i", env={}, labels={},
-                        vcpu=1, ram_mb=512, disk_gb=1)
+    spec = WorkloadSpec(agent_id="00000000-0000-4000-8000-000000000001", name="n", runtime_family="openclaw",
+                        image="i", env={}, labels={}, vcpu=1, ram_mb=512, disk_gb=1)
     backend = DockerBackend(network_mode="bridge")
     options = backend._container_options(engine_client(backend.host), spec, 19999)
 
