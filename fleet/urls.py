@@ -9,6 +9,9 @@ from .views import HealthView, api_not_found
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # The document and its viewer answer without the slash too (every other route has none).
+    path("schema", SpectacularAPIView.as_view(), name="schema-bare"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs-bare"),
     path("health", HealthView.as_view(), name="health"),
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
