@@ -357,6 +357,8 @@ SPECTACULAR_SETTINGS = {
         "WorkspaceRoleEnum": ["viewer", "editor", "admin", "owner"],
         "GrantableWorkspaceRoleEnum": ["viewer", "editor", "admin"],
         "ChannelLoginKindEnum": ["qr", "cli", "none"],
+        "AgentStatusEnum": "agents.models.Status",
+        "SandboxProfileEnum": "agents.models.SandboxProfile",
     },
 }
 
