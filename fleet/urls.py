@@ -4,7 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from .admin_login import admin_login
 from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
-from .views import HealthView, api_not_found
+from .views import HealthView, api_not_found, home
 
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -25,6 +25,7 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    path("", home, name="home"),  # a landing page with links, not a 404
     path("admin/login/", admin_login, name="admin-login"),  # throttled; the rest of the admin as is
     path("admin/", admin.site.urls),
     path("api", api_not_found),  # the bare prefix too answers the JSON 404, not an HTML page

@@ -1,5 +1,6 @@
 """Kernel views: health, and JSON errors for /api outside DRF (metrics: fleet.metrics)."""
 
+from django.shortcuts import render
 from django.views import csrf as csrf_views
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -11,6 +12,12 @@ from .api.errors import json_error
 from .api.middleware import is_api_request
 from .api.views import PUBLIC, ApiView
 from .health import health_report
+
+
+def home(request):
+    """`/` (what `make run` prints, the admin's "View site"): links to the console, the API
+    documentation and health."""
+    return render(request, "fleet/home.html")
 
 
 @csrf_exempt  # it answers 404 to every method; Django's CSRF check would answer an HTML 403 first
