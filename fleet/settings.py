@@ -371,9 +371,21 @@ USE_I18N = True
 USE_TZ = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # an avatar is at most 500 KB of base64
 
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# Idle is quiet at the default level: the periodic jobs' bookkeeping (beat's "Sending due task",
+# the worker's "Task ... received" / "succeeded") shows from LOG_LEVEL=DEBUG only; their failures
+# (WARNING and up) always show. Every line is printed once: Django's own console handler (DEBUG
+# only) would print request warnings a second time through the root handler.
+_QUIET_UNLESS_DEBUG = "DEBUG" if LOG_LEVEL.upper() == "DEBUG" else "WARNING"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "celery.beat": {"level": _QUIET_UNLESS_DEBUG},
+        "celery.app.trace": {"level": _QUIET_UNLESS_DEBUG},
+        "celery.worker.strategy": {"level": _QUIET_UNLESS_DEBUG},
+    },
 }
