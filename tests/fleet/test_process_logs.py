@@ -1,5 +1,5 @@
-"""`make run`'s processes (the Procfile's web, worker, beat and gateway under honcho), run for
-real for a beat cycle: idle they print nothing at the default level, a request warning is
+"""`make run`'s processes (the Procfile's web, worker, beat and gateway under honcho, through
+fleet.processes, on the embedded broker), run for real for a beat cycle: idle they print nothing at the default level, a request warning is
 printed once, the web process listens on loopback, and Ctrl-C ends every process cleanly
 (rc=0, no ERROR line, nothing killed)."""
 
@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from bench.__main__ import database_url
-from tests.support import need_service, wait_until
+from tests.support import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
@@ -39,7 +39,6 @@ def _lines(log: Path) -> list[str]:
 
 
 def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, docker_engine_url):
-    need_service(bool(os.environ.get("REDIS_URL")), "the processes need Redis (REDIS_URL)")
     call_command("setup_periodic_tasks", stdout=open(os.devnull, "w"))  # noqa: SIM115
     port = _free_port()
     bin_dir = Path(sys.executable).parent
@@ -49,19 +48,17 @@ def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, 
         "DEBUG": "true",  # as make run
         "PORT": str(port), "FLEET_PORT": str(port),
         "DATABASE_URL": database_url(connection.settings_dict),
-        # Redis as a deployment runs it (the live worker of other tests purges what beat leaves).
-        # Not the embedded filesystem broker: there the worker's warm shutdown takes about 7 s
-        # (celery's polling consumer loop, then billiard's pool threads), beyond honcho's fixed
-        # 5 s, and honcho kills it (README, "Two commands").
-        "REDIS_URL": os.environ["REDIS_URL"], "CELERY_BROKER_URL": "", "FLEET_VAR_DIR": str(tmp_path),
+        # make run's embedded broker and cache, in a folder of our own (nothing left for other
+        # tests); its worker takes about 7 s to stop, which fleet.processes leaves it.
+        "REDIS_URL": "", "CELERY_BROKER_URL": "", "FLEET_VAR_DIR": str(tmp_path),
         "DOCKER_HOST": docker_engine_url, "WORKER_CONCURRENCY": "2",
     }
     env.pop("LOG_LEVEL", None)
     env.pop("BIND_ADDRESS", None)
     log = tmp_path / "honcho.log"
     with open(log, "w") as out:
-        honcho = subprocess.Popen(
-            [bin_dir / "honcho", "start", "web", "worker", "beat", "gateway"], cwd=ROOT, env=env,
+        honcho = subprocess.Popen(  # as make run starts them
+            [sys.executable, "-m", "fleet.processes", "start", "web", "worker", "beat", "gateway"], cwd=ROOT, env=env,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,  # a terminal of its own
         )
     try:
