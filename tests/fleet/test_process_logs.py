@@ -1,7 +1,7 @@
 """`make run`'s processes (the Procfile's web, worker, beat and gateway under honcho, through
-fleet.processes, on the embedded broker), run for real for a beat cycle: idle they print nothing at the default level, a request warning is
-printed once, the web process listens on loopback, and Ctrl-C ends every process cleanly
-(rc=0, no ERROR line, nothing killed)."""
+fleet.processes, on the embedded broker), run for real for a beat cycle: idle they print nothing
+at the default level, a request warning is printed once, the web process listens on loopback,
+and Ctrl-C ends every process cleanly (rc=0, no ERROR line, nothing killed)."""
 
 from __future__ import annotations
 
