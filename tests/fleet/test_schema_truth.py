@@ -31,6 +31,13 @@ pytestmark = pytest.mark.django_db
 METHODS = ("get", "post", "put", "patch", "delete")
 
 
+@pytest.fixture(scope="module")
+def document(django_db_blocker):
+    """The document as /api/schema serves it, generated once for the module (about a second)."""
+    with django_db_blocker.unblock():
+        return APIClient().get("/api/schema?format=json").json()
+
+
 def _openapi_to_jsonschema(node, components: dict, seen: tuple = ()):
     """Inline $refs and turn `nullable: true` into a null alternative (OpenAPI 3.0 -> JSON Schema)."""
     if isinstance(node, list):
@@ -153,8 +160,7 @@ def _problem(document, path, method, operation, response) -> str | None:
     return None
 
 
-def test_every_answer_of_every_route_is_documented_with_its_body(client, mailoutbox):
-    document = client.get("/api/schema?format=json").json()
+def test_every_answer_of_every_route_is_documented_with_its_body(document, mailoutbox):
     world = World()
     problems, answered = [], {}
     for path, method, operation in _operations(document):
@@ -191,8 +197,7 @@ def _api_routes(patterns, prefix="") -> set[str]:
     return routes
 
 
-def test_every_api_route_is_in_the_document(client):
-    document = client.get("/api/schema?format=json").json()
+def test_every_api_route_is_in_the_document(document):
     documented = {re.sub(r"{\w+}", "<>", path) for path in document["paths"]}
     routes = {route for route in _api_routes(get_resolver().url_patterns) if route.startswith("api/")}
     undocumented = []
@@ -211,16 +216,14 @@ def test_the_document_and_its_viewer_answer_with_and_without_the_slash(client, p
     assert response.status_code == 200
 
 
-def test_deletes_are_documented_with_the_200_they_answer(client):
-    document = client.get("/api/schema?format=json").json()
+def test_deletes_are_documented_with_the_200_they_answer(document):
     deletes = {path: item["delete"]["responses"] for path, item in document["paths"].items() if "delete" in item}
     assert deletes and all("204" not in responses and "200" in responses for responses in deletes.values())
 
 
-def test_no_operation_is_described_by_a_docstring(client):
+def test_no_operation_is_described_by_a_docstring(document):
     from fleet.api.views import PublicApiView
 
-    document = client.get("/api/schema?format=json").json()
     descriptions = [op.get("description", "") for item in document["paths"].values()
                     for method, op in item.items() if method in METHODS]
     assert PublicApiView.__doc__.strip() not in descriptions
