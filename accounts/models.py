@@ -107,3 +107,35 @@ class ProviderKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} key of {self.user_id}"
+
+
+class UserGroup(models.Model):
+    """A named set of users, made by platform admins so a platform target can be granted to
+    many people at once (agents.targets grants name groups)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=500, blank=True, default="")
+    members = models.ManyToManyField(User, through="UserGroupMember", related_name="user_groups", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("name", "id")
+        constraints = [models.UniqueConstraint(Lower("name"), name="accounts_user_group_name_ci_unique")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UserGroupMember(models.Model):
+    group = models.ForeignKey(UserGroup, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="group_memberships")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=("group", "user"), name="accounts_user_group_member_unique")]
+        indexes = [models.Index(fields=("user", "group"))]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.group}"

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api
+from . import api, groups_api
 
 urlpatterns = [
     path("auth/bootstrap-status", api.BootstrapStatusApi.as_view(), name="auth-bootstrap-status"),
@@ -15,4 +15,16 @@ urlpatterns = [
     path("auth/session-upgrade", api.SessionUpgradeApi.as_view(), name="auth-session-upgrade"),
     path("auth/provider-keys/<str:provider>", api.ProviderKeyApi.as_view(), name="auth-provider-key"),
     path("auth/logout", api.LogoutApi.as_view(), name="auth-logout"),
+    path("admin/user-groups", groups_api.UserGroupListApi.as_view(), name="admin-user-group-list"),
+    path("admin/user-groups/<str:group_id>", groups_api.UserGroupDetailApi.as_view(), name="admin-user-group-detail"),
+    path(
+        "admin/user-groups/<str:group_id>/members",
+        groups_api.UserGroupMemberListApi.as_view(),
+        name="admin-user-group-member-list",
+    ),
+    path(
+        "admin/user-groups/<str:group_id>/members/<str:user_id>",
+        groups_api.UserGroupMemberDetailApi.as_view(),
+        name="admin-user-group-member-detail",
+    ),
 ]

@@ -19,12 +19,13 @@ from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper,
 
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
-from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
+from fleet.errors import Forbidden, MissingScope, NotFound
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope, session_role
 
-from .models import Agent, DeployTarget, WorkspaceAgent
+from .models import Agent, WorkspaceAgent
+from .targets.access import require_session_for_target
 
 AGENT_NOT_FOUND = "Agent not found."
 
@@ -39,6 +40,7 @@ LIST_FIELDS = (
     ("status", "status"),
     ("runtime_family", "runtime_family"),
     ("deploy_target", "deploy_target"),
+    ("execution_target_id", "execution_target_id"),
     ("sandbox_profile", "sandbox_profile"),
     ("vcpu", "vcpu"),
     ("ram_mb", "ram_mb"),
@@ -260,8 +262,7 @@ def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER
     role = _role_on_agent(principal, agent)
     if role is None:
         raise NotFound(AGENT_NOT_FOUND)
-    if principal.is_api_key and agent.deploy_target == DeployTarget.REMOTE_DOCKER:
-        raise SessionRequired("Remote Docker agents can only be operated from a signed-in session.")
+    require_session_for_target(principal, deploy_target=agent.deploy_target)
     if role < min_role:
         raise Forbidden(f"This needs the role '{min_role.label}' on the agent.")
     return AgentAccess(agent=agent, role=role, is_direct_owner=agent.owner_id == principal.user.pk)

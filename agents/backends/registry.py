@@ -23,7 +23,7 @@ class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
     needs_id: bool  # True: only `<kind>:<id>` is valid and no default can be chosen
     factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
-    # The execution target ids of this kind that exist now and are probed (agents.services.engines).
+    # The execution target ids of this kind that exist now and should be probed; None: none listed.
     instances: Callable[[], list[str]] | None = None
 
 
@@ -34,11 +34,64 @@ def _docker(execution_target_id: str) -> RuntimeBackend:
     return DockerBackend()
 
 
+def _remote(execution_target_id: str) -> RuntimeBackend:
+    from agents.backends.remote_docker import remote_docker_backend
+
+    return remote_docker_backend(execution_target_id)
+
+
+def _remote_instances() -> list[str]:
+    from agents.targets.models import RemoteHost
+
+    return [f"remote:{host_id}" for host_id in RemoteHost.objects.order_by("created_at").values_list("id", flat=True)]
+
+
+def _k8s(execution_target_id: str) -> RuntimeBackend:
+    from agents.backends.kubernetes import KubernetesBackend
+    from agents.targets.k8s_clusters import K8sCluster
+
+    cluster = K8sCluster.objects.filter(pk=_uuid_or_none(execution_target_id.partition(":")[2])).first()
+    if cluster is None:
+        raise UnknownTarget(f"No Kubernetes cluster {execution_target_id!r} is registered.")
+    return KubernetesBackend(cluster)
+
+
+def _k8s_instances() -> list[str]:
+    from agents.targets.k8s_clusters import K8sCluster
+
+    return [f"k8s:{pk}" for pk in K8sCluster.objects.order_by("name").values_list("pk", flat=True)]
+
+
+def _proxmox(execution_target_id: str) -> RuntimeBackend:
+    from django.conf import settings
+
+    from agents.backends.proxmox import ProxmoxBackend
+
+    if not settings.PROXMOX_URL:
+        raise UnknownTarget("Proxmox is not configured on this server (PROXMOX_URL).")
+    return ProxmoxBackend()
+
+
+def _proxmox_instances() -> list[str]:
+    from django.conf import settings
+
+    return ["proxmox"] if settings.PROXMOX_URL else []
+
+
+def _uuid_or_none(value: str):
+    import uuid
+
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
-    "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None),
-    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
+    "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, instances=_remote_instances),
+    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances),
 }
 
 
@@ -59,8 +112,18 @@ def deploy_target_of(execution_target_id: str) -> str | None:
 
 
 def is_registered(execution_target_id: str) -> bool:
+    """A backend serves the id's kind here, and the concrete target it names exists now (a
+    registered cluster or host; a configured Proxmox)."""
     target = _target(execution_target_id)
-    return target is not None and target.factory is not None
+    if target is None or target.factory is None:
+        return False
+    return target.instances is None or execution_target_id in target.instances()
+
+
+def probe_targets() -> list[str]:
+    """Every execution target id that exists now and should be probed."""
+    return [target_id for target in TARGETS.values() if target.factory is not None and target.instances
+            for target_id in target.instances()]
 
 
 def backend_for_target(execution_target_id: str) -> RuntimeBackend:
@@ -73,16 +136,6 @@ def backend_for_target(execution_target_id: str) -> RuntimeBackend:
 def backend_for(agent) -> RuntimeBackend:
     """The backend that runs `agent` (reads only `agent.execution_target_id`)."""
     return backend_for_target(agent.execution_target_id)
-
-
-def probe_targets() -> list[str]:
-    """Every execution target id that exists now and should be probed: the `instances` of each
-    kind with a backend here (docker: ["docker"]; a registry of hosts or clusters: one each)."""
-    ids: list[str] = []
-    for target in TARGETS.values():
-        if target.factory is not None and target.instances is not None:
-            ids.extend(target.instances())
-    return ids
 
 
 def registered_deploy_targets() -> set[str]:

@@ -20,6 +20,7 @@ from fleet.errors import SessionRequired, ValidationFailed
 
 from ..backends import registry
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile
+from ..targets import access as target_access
 
 NAME_MAX_LENGTH = 100
 MIN_VCPU = 0.25
@@ -58,19 +59,14 @@ class DeployPlan:
     disk_gb: int
 
 
-def targets_remote_docker(request: DeployRequest) -> bool:
-    return request.deploy_target == DeployTarget.REMOTE_DOCKER or (
-        registry.deploy_target_of(request.execution_target_id or "") == DeployTarget.REMOTE_DOCKER
-    )
-
-
 def refuse_session_only_for_keys(principal: Principal, request: DeployRequest) -> None:
     """Remote Docker placement and migration drafts are session-only: a key gets 403
-    session_required for them before any lookup."""
+    session_required for them before any lookup (the target rule lives in agents.targets.access)."""
     if not principal.is_api_key:
         return
-    if targets_remote_docker(request):
-        raise SessionRequired("Deploying to Remote Docker needs a signed-in session.")
+    target_access.require_session_for_target(
+        principal, deploy_target=request.deploy_target, execution_target_id=request.execution_target_id
+    )
     if request.migration_draft_id is not None:
         raise SessionRequired("migration_draft_id needs a signed-in session.")
 
@@ -89,8 +85,9 @@ def _runtime_family(request: DeployRequest) -> str:
     return family
 
 
-def _placement(request: DeployRequest) -> tuple[str, str]:
-    """(deploy_target, execution_target_id), both checked against the registry."""
+def _placement(principal: Principal, request: DeployRequest) -> tuple[str, str]:
+    """(deploy_target, execution_target_id), both checked against the registry, and the target
+    against the caller's grants (agents.targets.access: the one deploy-access rule)."""
     explicit_id = request.execution_target_id
     implied = explicit_id and registry.deploy_target_of(explicit_id)
     target = request.deploy_target or implied or settings.DEFAULT_DEPLOY_TARGET
@@ -109,6 +106,9 @@ def _placement(request: DeployRequest) -> tuple[str, str]:
         raise ValidationFailed(
             {"execution_target_id": f"The target '{execution_target_id}' is unknown or unavailable."}
         )
+    refusal = target_access.deploy_refusal(principal, execution_target_id)
+    if refusal:
+        raise ValidationFailed({"execution_target_id": refusal})
     return target, execution_target_id
 
 
@@ -168,7 +168,7 @@ def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> Depl
         check_migration_draft_id(request.migration_draft_id)
     runtime_family = _runtime_family(request)
     name = clean_name(request.name, runtime_family=runtime_family)
-    deploy_target, execution_target_id = _placement(request)
+    deploy_target, execution_target_id = _placement(principal, request)
     profile = _sandbox_profile(request, runtime_family=runtime_family, deploy_target=deploy_target)
     vcpu, ram_mb, disk_gb = _resources(request)
     return DeployPlan(

@@ -34,6 +34,7 @@ from integrations.services.connections import integration_connect
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import make_budget
 from tests.factories.alerts import make_rule
+from tests.factories.targets import make_cluster
 from tests.factories.workspaces import make_api_key, make_member
 from tests.support import Tenancy, client_for
 from workspaces.models import ApiKey, Membership
@@ -154,6 +155,14 @@ def agent_session_only(min_role: Role) -> Policy:
     return policy
 
 
+def platform_admin_only(caller: str) -> str:
+    """fleet.api.permissions.PlatformAdminOnly: keys 403 session_required, sessions other than a
+    platform admin's 403."""
+    if found := common(caller):
+        return found
+    return OK if caller == "platform_admin" else FORBIDDEN
+
+
 def agent_owner_only(caller: str) -> str:
     """Deleting an agent: its direct owner only (a key of the owner's, inside its workspace)."""
     found = agent(Role.EDITOR)(caller)
@@ -256,6 +265,13 @@ ACCESS: dict[str, dict[str, Policy]] = {
                     "DELETE": agent_session_only(Role.EDITOR)},
     "agent-export": {"GET": agent_session_only(Role.EDITOR)},
     "agent-migrations": {"POST": session_only},
+    # Registered targets: the Kubernetes cluster registry and the Proxmox target (platform admins;
+    # the world's cluster points at a closed port, so its test answers ok=false quickly).
+    "admin-k8s-clusters": {"GET": platform_admin_only, "POST": platform_admin_only},
+    "admin-k8s-cluster": {"GET": platform_admin_only, "PATCH": platform_admin_only, "DELETE": platform_admin_only},
+    "admin-k8s-cluster-test": {"POST": platform_admin_only},
+    "admin-proxmox": {"GET": platform_admin_only, "PATCH": platform_admin_only},
+    "admin-proxmox-test": {"POST": platform_admin_only},
 }
 
 
@@ -321,6 +337,7 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "integration_id": lambda w: w.integration.id,
     "request_id": lambda w: "matrix-request",
     "path": lambda w: "workspace/notes.md",
+    "cluster_id": lambda w: make_cluster().id,
 }
 # Where one route's argument names something else than the same name elsewhere.
 ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {

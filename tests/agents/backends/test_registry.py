@@ -21,21 +21,36 @@ def test_backend_for_reads_the_agents_execution_target():
     assert isinstance(registry.backend_for(FakeAgent(execution_target_id="docker")), DockerBackend)
 
 
-@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "remote:host-1", "docker:extra", "proxmox"])
-def test_targets_without_a_registered_backend_raise_unknown_target(target_id):
+@pytest.mark.django_db
+@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "k8s:00000000-0000-0000-0000-000000000000",
+                                       "remote:host-1", "docker:extra", "proxmox"])
+def test_targets_without_a_registered_backend_raise_unknown_target(target_id, settings):
+    settings.PROXMOX_URL = ""  # proxmox is a target only when configured
     assert not registry.is_registered(target_id)
     with pytest.raises(UnknownTarget):
         registry.backend_for_target(target_id)
 
 
+@pytest.mark.django_db
 def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
     with pytest.raises(ValueError, match="k8s:nope"):
         registry.backend_for_target("k8s:nope")
 
 
-def test_only_docker_is_a_registered_deploy_target_so_far():
-    assert registry.registered_deploy_targets() == {"docker"}
+def test_docker_k8s_and_proxmox_have_backends():
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox"}
     assert registry.is_registered("docker")
+
+
+@pytest.mark.django_db
+def test_a_registered_cluster_is_a_target_with_a_kubernetes_backend_and_is_probed():
+    from agents.backends.kubernetes import KubernetesBackend
+    from tests.factories.targets import make_cluster
+
+    cluster = make_cluster()
+    assert registry.is_registered(cluster.execution_target_id)
+    assert isinstance(registry.backend_for_target(cluster.execution_target_id), KubernetesBackend)
+    assert cluster.execution_target_id in registry.probe_targets() and "docker" in registry.probe_targets()
 
 
 def test_docker_is_its_own_default_execution_target():
@@ -49,7 +64,7 @@ def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
     assert registry.default_execution_target("k8s") is None
     assert registry.is_registered("k8s:cluster-1")
     assert not registry.is_registered("k8s")
-    assert registry.registered_deploy_targets() == {"docker", "k8s"}
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox"}
 
 
 def test_a_deploy_target_nobody_registered_has_no_default():

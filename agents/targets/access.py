@@ -1,0 +1,160 @@
+"""THE deploy-access rule of every registered target (contract: POST /agents/deploy rules (2)
+and (3), "Authentication" 5; DESIGN section 14). Deploy validation, the host listings and the
+k8s/proxmox registries all ask here; nothing else decides who may place an agent where.
+
+- `docker` (the built-in engine) is open to every caller allowed to deploy at all.
+- Everything Remote Docker is session-only: a workspace API key gets 403 session_required
+  before any lookup (`require_session_for_target`, also used for existing agents).
+- A personal Remote Docker host: its owner, and members with `editor` or above of workspaces
+  it is shared with (workspace grants). A workspace viewer never deploys; platform admins get
+  no special right on someone else's machine.
+- A platform target (`k8s:<id>`, `proxmox`, a platform `remote:<id>`): a platform admin
+  session, an all-accounts grant, a grant to the user, to a user group they belong to, or to a
+  workspace where they are `editor` or above. A key acts for its issuer (all-accounts, user
+  and group grants) and inside its own workspace only (that workspace's grant, with
+  agents:write, while its issuer is still editor or above there).
+- A Remote Docker host must also have passed its connection test (`ready`).
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.db.models import Q
+
+from fleet.api.fields import uuid_or_none
+from fleet.api.principal import Principal
+from fleet.errors import SessionRequired
+from workspaces.models import Membership
+from workspaces.roles import Role, Scope
+
+from ..backends import registry
+from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant
+
+OPEN_KINDS = ("docker",)  # no grant needed
+SESSION_ONLY_DEPLOY_TARGETS = ("remote-docker",)
+DEPLOYING_ROLES = tuple(role.label for role in Role if role >= Role.EDITOR)
+INACCESSIBLE = "The target '{}' is unknown or you may not deploy to it."
+
+
+def _kind(execution_target_id: str) -> str:
+    return (execution_target_id or "").partition(":")[0]
+
+
+def is_session_only(*, deploy_target: str | None = None, execution_target_id: str | None = None) -> bool:
+    """Whether a deploy target family or an execution target id is session-only (Remote Docker)."""
+    if execution_target_id and registry.deploy_target_of(execution_target_id) in SESSION_ONLY_DEPLOY_TARGETS:
+        return True
+    return deploy_target in SESSION_ONLY_DEPLOY_TARGETS
+
+
+def require_session_for_target(principal: Principal, *, deploy_target: str | None = None,
+                               execution_target_id: str | None = None) -> None:
+    """403 session_required for a workspace API key on anything Remote Docker: the one place
+    this rule lives (deploy, existing agents, host routes)."""
+    if principal.is_api_key and is_session_only(deploy_target=deploy_target, execution_target_id=execution_target_id):
+        raise SessionRequired("Remote Docker is session-only; workspace API keys are refused.")
+
+
+def remote_host_of(execution_target_id: str) -> RemoteHost | None:
+    kind, _, concrete = (execution_target_id or "").partition(":")
+    host_id = uuid_or_none(concrete) if kind == "remote" else None
+    return RemoteHost.objects.filter(pk=host_id).first() if host_id else None
+
+
+def _deploying_workspaces(principal: Principal, workspace=None) -> list[UUID]:
+    """Workspaces where the caller may deploy through a workspace grant: a session's workspaces
+    where it is editor or above; a key's own workspace while it has agents:write and its issuer
+    is editor or above there. `workspace` narrows to that one."""
+    only = getattr(workspace, "pk", workspace)
+    if principal.is_api_key:
+        issuer = Role.parse(principal.issuer_role) if principal.issuer_role else None
+        if Scope.AGENTS_WRITE not in principal.scopes or issuer is None or issuer < Role.EDITOR:
+            return []
+        if only is not None and only != principal.workspace_id:
+            return []
+        return [principal.workspace_id]
+    memberships = Membership.objects.filter(user_id=principal.user.pk, role__in=DEPLOYING_ROLES)
+    if only is not None:
+        memberships = memberships.filter(workspace_id=only)
+    return list(memberships.values_list("workspace_id", flat=True))
+
+
+def _grant_filter(principal: Principal, workspace=None, *, personal: bool) -> Q:
+    """The grants that let the caller deploy. A personal host is shared with workspaces only."""
+    by_workspace = Q(kind=GranteeKind.WORKSPACE, workspace_id__in=_deploying_workspaces(principal, workspace))
+    if personal:
+        return by_workspace
+    return (
+        by_workspace
+        | Q(kind=GranteeKind.ALL_ACCOUNTS)
+        | Q(kind=GranteeKind.USER, user_id=principal.user.pk)
+        | Q(kind=GranteeKind.USER_GROUP, group__memberships__user_id=principal.user.pk)
+    )
+
+
+def _granted(principal: Principal, execution_target_id: str, workspace=None, *, personal: bool) -> bool:
+    grants = TargetGrant.objects.filter(execution_target_id=execution_target_id)
+    return grants.filter(_grant_filter(principal, workspace, personal=personal)).exists()
+
+
+def deploy_refusal(principal: Principal, execution_target_id: str, *, workspace=None) -> str | None:
+    """Why the caller may not deploy to `execution_target_id` now, or None when it may.
+    Keys are refused Remote Docker by `require_session_for_target`, which callers run first."""
+    kind = _kind(execution_target_id)
+    if kind in OPEN_KINDS:
+        return None
+    if kind == "remote":
+        if principal.is_api_key:
+            return INACCESSIBLE.format(execution_target_id)
+        host = remote_host_of(execution_target_id)
+        if host is None:
+            return INACCESSIBLE.format(execution_target_id)
+        if host.owner_id is not None:
+            allowed = host.owner_id == principal.user.pk or _granted(
+                principal, execution_target_id, workspace, personal=True
+            )
+        else:
+            allowed = principal.is_platform_admin or _granted(principal, execution_target_id, workspace, personal=False)
+        if not allowed:
+            return INACCESSIBLE.format(execution_target_id)
+        if host.status != HostStatus.READY:
+            return f"The host '{host.name}' has not passed a connection test ({host.status}); test it first."
+        return None
+    if principal.is_platform_admin or _granted(principal, execution_target_id, workspace, personal=False):
+        return None
+    return INACCESSIBLE.format(execution_target_id)
+
+
+def can_deploy_to(principal: Principal, execution_target_id: str, *, workspace=None) -> bool:
+    """Whether the caller may deploy to this execution target (see the module's rules)."""
+    if principal.is_api_key and is_session_only(execution_target_id=execution_target_id):
+        return False
+    return deploy_refusal(principal, execution_target_id, workspace=workspace) is None
+
+
+def _instances(kind: str) -> list[str]:
+    target = registry.TARGETS.get(kind)
+    instances = getattr(target, "instances", None)
+    return list(instances()) if instances else []
+
+
+def deployable_targets(principal: Principal, *, workspace=None) -> list[str]:
+    """Every execution target id the caller may deploy to now (registered here), sorted."""
+    found = {kind for kind in OPEN_KINDS if registry.is_registered(kind)}
+    # Platform targets: granted ones, or every instance for a platform admin.
+    granted = TargetGrant.objects.filter(_grant_filter(principal, workspace, personal=False))
+    candidates = set(granted.values_list("execution_target_id", flat=True))
+    if principal.is_platform_admin:
+        for kind in registry.TARGETS:
+            if kind not in OPEN_KINDS:
+                candidates.update(_instances(kind))
+    if principal.is_session:
+        owned = RemoteHost.objects.filter(owner_id=principal.user.pk).values_list("id", flat=True)
+        candidates.update(f"remote:{host_id}" for host_id in owned)
+    for target_id in candidates:
+        if not registry.is_registered(target_id):
+            continue
+        if can_deploy_to(principal, target_id, workspace=workspace):
+            found.add(target_id)
+    return sorted(found)
