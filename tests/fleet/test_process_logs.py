@@ -26,6 +26,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parents[2]
 IDLE_SECONDS = 32  # beat's 10 s and 30 s jobs all come due at least once
+# The last start-up line of each process.
+STARTED = ("Booting worker with pid", "celery@", "maxinterval ->", "Gateway listener shard")
 
 
 def _free_port() -> int:
@@ -62,7 +64,9 @@ def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, 
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,  # a terminal of its own
         )
     try:
-        wait_until(lambda: any("celery@" in line and "ready." in line for line in _lines(log)), timeout=60)
+        wait_until(lambda: all(any(marker in line for line in _lines(log)) for marker in STARTED)
+                   and any("ready." in line for line in _lines(log)), timeout=90)
+        time.sleep(1)  # the last start-up lines (a banner prints in several writes)
         ready_at = len(_lines(log))
         time.sleep(IDLE_SECONDS)
         idle = _lines(log)[ready_at:]
