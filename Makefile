@@ -32,7 +32,11 @@ run: migrate
 	@echo "Create the first platform admin, in another terminal:"
 	@echo "  DEBUG=true $(PY) manage.py bootstrap_admin --email you@example.com --password '<8 to 128 characters>'"
 	@echo ""
-	PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} $(VENV)/bin/honcho start web worker beat gateway
+	@# honcho (fleet/processes.py: with time for a clean stop); Ctrl-C (honcho answers 130) or
+	@# SIGTERM (143) is a clean stop, not a failed make target.
+	PORT=$(PORT) FLEET_PORT=$(PORT) DEBUG=$${DEBUG:-true} DEFAULT_RAM_MB=$${DEFAULT_RAM_MB:-2048} \
+		$(PY) -m fleet.processes start web worker beat gateway; \
+		status=$$?; if [ $$status -eq 130 ] || [ $$status -eq 143 ]; then echo "Fleet stopped."; else exit $$status; fi
 
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
 test: install

@@ -50,6 +50,7 @@ class BootstrapStatusApi(PublicApiView):
 
 
 class SignupApi(PublicApiView):
+    documented_errors = (403, 409)
     access = {"POST": PUBLIC}
     throttle_classes = [SignupBurstThrottle, SignupDailyThrottle]
 
@@ -72,6 +73,7 @@ class SignupApi(PublicApiView):
 
 
 class LoginApi(PublicApiView):
+    documented_errors = (401, 403)
     access = {"POST": PUBLIC}
     throttle_classes = [LoginThrottle]
 
@@ -97,6 +99,7 @@ class MeApi(ApiView):
 
 
 class ProfileApi(ApiView):
+    documented_errors = (409,)
     access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
@@ -143,6 +146,7 @@ class OAuthLoginDisabled(Forbidden):
 
 
 class OAuthLoginApi(PublicApiView):
+    documented_errors = (401, 403, 502)
     access = {"POST": PUBLIC}
     throttle_classes = [OAuthLoginThrottle]
 

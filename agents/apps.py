@@ -19,6 +19,12 @@ class AgentsConfig(AppConfig):
             expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
         ),
         PeriodicJob(
+            name="agents: probe engines and targets",
+            task="agents.tasks.probe_engines",
+            every_seconds=30,
+            expires_seconds=25,
+        ),
+        PeriodicJob(
             name="agents: drop expired migration drafts",
             task="agents.tasks.expire_migration_drafts",
             every_seconds=3600,
@@ -27,6 +33,11 @@ class AgentsConfig(AppConfig):
     ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):
+        from fleet.health import health_check_register
+
+        from .services.engines import engines_report
+
+        health_check_register("engines", engines_report)  # checks.engines of /api/health
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .usage import tasks as usage_tasks  # noqa: F401 - registers the usage pull

@@ -48,6 +48,7 @@ LIST_FIELDS = (
     ("node", "node"),
     ("container_id", "container_id"),
     ("paused_reason", "paused_reason"),
+    ("last_error", "last_error"),  # the current reason of a warning/error/stopped, or ""
     ("created_at", "created_text"),
     ("sandbox_type", None),
     ("isDirectOwner", None),

@@ -28,7 +28,12 @@ def _backoff_seconds(retries: int) -> float:
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def provision_agent(self, agent_id: str) -> None:
     """Provision one agent's workload; transient engine errors retry with backoff."""
-    from .services.provisioning import agent_provision, agent_provision_fail, agent_provision_retrying
+    from .services.provisioning import (
+        agent_provision,
+        agent_provision_fail,
+        agent_provision_retrying,
+        provision_failure_reason,
+    )
 
     try:
         agent_provision(agent_id=agent_id)
@@ -36,7 +41,7 @@ def provision_agent(self, agent_id: str) -> None:
         if self.request.retries < _max_retries():
             agent_provision_retrying(agent_id=agent_id, reason=str(exc))
             raise self.retry(exc=exc, countdown=_backoff_seconds(self.request.retries)) from exc
-        agent_provision_fail(agent_id=agent_id, reason=f"The container engine could not be reached: {exc}")
+        agent_provision_fail(agent_id=agent_id, reason=provision_failure_reason(exc))
     except Exception as exc:  # a bug must still leave a readable reason, not a stuck "deploying"
         logger.exception("Provisioning agent %s failed", agent_id)
         agent_provision_fail(agent_id=agent_id, reason=f"Provisioning failed unexpectedly: {exc}")
@@ -48,6 +53,14 @@ def monitor_agents() -> dict:
     from .services.monitoring import agents_monitor
 
     return agents_monitor()
+
+
+@shared_task(ignore_result=True)
+def probe_engines() -> dict:
+    """Beat job (every 30 s): probe every engine and registered target (services.engines)."""
+    from .services.engines import engines_probe
+
+    return engines_probe()
 
 
 @shared_task(ignore_result=True)

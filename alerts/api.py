@@ -61,6 +61,7 @@ class AlertRuleDetailApi(ApiView):
 
 
 class AlertRuleTestApi(ApiView):
+    documented_errors = (429,)
     access = {"POST": (WorkspaceAdmin,)}
 
     @extend_schema(request=None, responses=SuccessOut)

@@ -21,6 +21,20 @@ timeout = 90
 # 414, URLs a browser sends with a long percent-encoded query).
 limit_request_line = 8190
 
+
+
+def _binds(addresses: str, port: str) -> list[str]:
+    """BIND_ADDRESS is one address or several, comma-separated (loopback plus the Docker bridge
+    gateway, so bridged agents reach FLEET_INTERNAL_URL); an IPv6 address goes in brackets."""
+    return [f"{address.strip()}:{port}" for address in addresses.split(",") if address.strip()]
+
+
+# The web process listens on loopback only unless BIND_ADDRESS says otherwise (docs/configuration.md).
+bind = _binds(
+    os.environ.get("BIND_ADDRESS") or "127.0.0.1",
+    os.environ.get("FLEET_PORT") or os.environ.get("PORT") or "8000",
+)
+
 DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
 
 

@@ -1,8 +1,10 @@
-"""The checks behind GET /api/health: database, Redis and the worker heartbeat.
+"""The checks behind GET /api/health: database, Redis, the worker heartbeat, and the checks
+apps register (`health_check_register`; agents registers `engines`, a word per target).
 
-Each check answers a short word and never raises. `status` is "ok" when every check is
-ok (Redis "not_configured" counts as ok: the embedded setup runs without it), else
-"degraded". The HTTP status is 503 only when this web process cannot serve requests
+Each check answers a short word (or, for a registered check, a word per item) and never
+raises. `status` is "ok" when every check is ok (Redis "not_configured" and an engine's
+"unknown", not probed yet, count as ok: the worker check already says when the probes stop),
+else "degraded". The HTTP status is 503 only when this web process cannot serve requests
 (database or configured Redis down), so a load balancer takes it out of rotation; a
 stale or missing worker degrades the body but keeps 200, because a stopped worker must
 not take the whole API offline. Monitoring should alert on the body's `status`.
@@ -11,6 +13,7 @@ not take the whole API offline. Monitoring should alert on the body's `status`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,7 +25,8 @@ from .heartbeat import heartbeat_state
 
 logger = logging.getLogger(__name__)
 
-OK, ERROR, NOT_CONFIGURED = "ok", "error", "not_configured"
+OK, ERROR, NOT_CONFIGURED, UNKNOWN = "ok", "error", "not_configured", "unknown"
+HEALTHY = (OK, NOT_CONFIGURED, UNKNOWN)
 SERVING_CHECKS = ("database", "redis")  # without these, this process cannot answer requests
 TIMEOUT_SECONDS = 2
 
@@ -63,13 +67,35 @@ def check_worker() -> str:
         return ERROR
 
 
+# Checks apps add (name -> callable answering {item: word}); the kernel cannot import them.
+_registered: dict[str, Callable[[], dict[str, str]]] = {}
+
+
+def health_check_register(name: str, check: Callable[[], dict[str, str]]) -> None:
+    """Add `checks.<name>` to /api/health: a word per item (e.g. per engine)."""
+    _registered[name] = check
+
+
+def _registered_check(name: str, check: Callable[[], dict[str, str]]) -> dict[str, str]:
+    try:
+        return check()
+    except Exception:
+        logger.warning("Health: the %s check failed", name, exc_info=True)
+        return {"*": ERROR}
+
+
+def _words(value) -> list[str]:
+    return list(value.values()) if isinstance(value, dict) else [value]
+
+
 @dataclass(frozen=True)
 class HealthReport:
-    checks: dict[str, str]  # check name -> its word
+    checks: dict  # check name -> its word, or {item: word} for a registered check
 
     @property
     def status(self) -> str:
-        return "ok" if all(value in (OK, NOT_CONFIGURED) for value in self.checks.values()) else "degraded"
+        healthy = all(word in HEALTHY for value in self.checks.values() for word in _words(value))
+        return "ok" if healthy else "degraded"
 
     @property
     def serving(self) -> bool:
@@ -78,4 +104,7 @@ class HealthReport:
 
 
 def health_report() -> HealthReport:
-    return HealthReport(checks={"database": check_database(), "redis": check_redis(), "worker": check_worker()})
+    checks: dict = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
+    for name, check in _registered.items():
+        checks[name] = _registered_check(name, check)
+    return HealthReport(checks=checks)

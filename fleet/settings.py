@@ -150,7 +150,8 @@ else:
         }
     }
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or "filesystem://"
+# The filesystem transport ignores the host; naming one spares kombu's warning at every connection.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or "filesystem://localhost/"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
@@ -228,6 +229,12 @@ SANDBOX_APPLY_MAX_RETRIES = env.int("SANDBOX_APPLY_MAX_RETRIES", default=8)
 SANDBOX_APPLY_RETRY_BACKOFF_SECONDS = env.float("SANDBOX_APPLY_RETRY_BACKOFF_SECONDS", default=2)
 NEXTAUTH_URL = env.str("NEXTAUTH_URL", default="")
 NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
+# The port the web process serves on. Not read from PORT: honcho gives every process of
+# `make run` its own PORT (web 8000, worker 8100, ...), and the worker builds the workloads.
+FLEET_PORT = env.int("FLEET_PORT", default=8000)
+# How workloads reach Fleet (their usage reports). Empty: derived per network mode from
+# FLEET_PORT (agents.services.workload.fleet_internal_url, docs/configuration.md).
+FLEET_INTERNAL_URL = env.str("FLEET_INTERNAL_URL", default="")
 DEFAULT_RUNTIME_FAMILY = env.str("DEFAULT_RUNTIME_FAMILY", default="openclaw")
 DEFAULT_DEPLOY_TARGET = env.str("DEFAULT_DEPLOY_TARGET", default="docker")
 DEFAULT_VCPU = env.float("DEFAULT_VCPU", default=1)
@@ -374,6 +381,8 @@ SPECTACULAR_SETTINGS = {
         "WorkspaceRoleEnum": ["viewer", "editor", "admin", "owner"],
         "GrantableWorkspaceRoleEnum": ["viewer", "editor", "admin"],
         "ChannelLoginKindEnum": ["qr", "cli", "none"],
+        "AgentStatusEnum": "agents.models.Status",
+        "SandboxProfileEnum": "agents.models.SandboxProfile",
     },
 }
 
@@ -406,9 +415,21 @@ USE_I18N = True
 USE_TZ = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # an avatar is at most 500 KB of base64
 
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# Idle is quiet at the default level: the periodic jobs' bookkeeping (beat's "Sending due task",
+# the worker's "Task ... received" / "succeeded") shows from LOG_LEVEL=DEBUG only; their failures
+# (WARNING and up) always show. Every line is printed once: Django's own console handler (DEBUG
+# only) would print request warnings a second time through the root handler.
+_QUIET_UNLESS_DEBUG = "DEBUG" if LOG_LEVEL.upper() == "DEBUG" else "WARNING"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "celery.beat": {"level": _QUIET_UNLESS_DEBUG},
+        "celery.app.trace": {"level": _QUIET_UNLESS_DEBUG},
+        "celery.worker.strategy": {"level": _QUIET_UNLESS_DEBUG},
+    },
 }

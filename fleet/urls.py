@@ -4,11 +4,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from .admin_login import admin_login
 from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
-from .views import HealthView, api_not_found
+from .views import HealthView, api_not_found, home
 
 api_patterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # The document and its viewer answer without the slash too (every other route has none).
+    path("schema", SpectacularAPIView.as_view(), name="schema-bare"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs-bare"),
     path("health", HealthView.as_view(), name="health"),
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
@@ -22,6 +25,7 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    path("", home, name="home"),  # a landing page with links, not a 404
     path("admin/login/", admin_login, name="admin-login"),  # throttled; the rest of the admin as is
     path("admin/", admin.site.urls),
     path("api", api_not_found),  # the bare prefix too answers the JSON 404, not an HTML page

@@ -1,5 +1,6 @@
 """Kernel views: health, and JSON errors for /api outside DRF (metrics: fleet.metrics)."""
 
+from django.shortcuts import render
 from django.views import csrf as csrf_views
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -11,6 +12,12 @@ from .api.errors import json_error
 from .api.middleware import is_api_request
 from .api.views import PUBLIC, ApiView
 from .health import health_report
+
+
+def home(request):
+    """`/` (what `make run` prints, the admin's "View site"): links to the console, the API
+    documentation and health."""
+    return render(request, "fleet/home.html")
 
 
 @csrf_exempt  # it answers 404 to every method; Django's CSRF check would answer an HTML 403 first
@@ -57,6 +64,12 @@ class HealthChecksSerializer(serializers.Serializer):
     database = serializers.ChoiceField(choices=["ok", "error"])
     redis = serializers.ChoiceField(choices=["ok", "error", "not_configured"])
     worker = serializers.ChoiceField(choices=["ok", "stale", "missing", "error"])
+    engines = serializers.DictField(
+        child=serializers.ChoiceField(choices=["ok", "unreachable", "unknown", "error"]),
+        help_text='each engine and registered target by execution target id, e.g. {"docker": "ok", '
+        '"remote:<id>": "unreachable"}; "unknown": not probed in the last 95 s; one unreachable '
+        "makes `status` degraded (the HTTP status stays 200)",
+    )
 
 
 class HealthSerializer(serializers.Serializer):
@@ -74,7 +87,7 @@ class HealthView(ApiView):
 
     @extend_schema(
         operation_id="health",
-        summary="Service health (database, Redis, worker heartbeat)",
+        summary="Service health (database, Redis, worker heartbeat, engines)",
         auth=[],
         responses={200: HealthSerializer, 503: HealthSerializer},
     )

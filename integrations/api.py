@@ -59,6 +59,7 @@ class CatalogApi(ApiView):
 
 
 class AgentIntegrationsApi(ApiView):
+    documented_errors = {"POST": (409, 502)}
     access = {"GET": (AgentReader,), "POST": (AgentOperator,)}
 
     @extend_schema(summary="The agent's integrations (secrets [REDACTED])", responses=IntegrationOut(many=True))
@@ -78,6 +79,7 @@ class AgentIntegrationsApi(ApiView):
 
 
 class AgentIntegrationDetailApi(ApiView):
+    documented_errors = (409, 502)
     access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
 
     @extend_schema(summary="Change fields ([REDACTED] keeps a secret) or turn the MCP server on or off",
@@ -97,6 +99,7 @@ class AgentIntegrationDetailApi(ApiView):
 
 
 class AgentIntegrationTestApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Call the provider's API with the stored credentials", request=None,
@@ -107,6 +110,7 @@ class AgentIntegrationTestApi(ApiView):
 
 
 class AgentIntegrationSyncApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Push the variables to the running agent, and say what changed", request=None,
@@ -117,6 +121,7 @@ class AgentIntegrationSyncApi(ApiView):
 
 
 class OAuthStartApi(ApiView):
+    documented_errors = (409,)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Start an OAuth 2.0 authorization (X with PKCE, LinkedIn)", request=OAuthStartInput,

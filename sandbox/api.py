@@ -14,6 +14,7 @@ from .services import approval_decide, policy_apply_now, policy_current, policy_
 
 
 class SandboxStatusApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": SandboxReader}
 
     @extend_schema(summary="The sandbox's state and policy summary (from the lifecycle when not running)",
@@ -23,6 +24,7 @@ class SandboxStatusApi(ApiView):
 
 
 class SandboxPolicyApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": SandboxReader, "POST": SandboxOperator}
 
     @extend_schema(summary="The current policy version and whether it reached the runtime", responses=PolicyOut)
@@ -38,6 +40,7 @@ class SandboxPolicyApi(ApiView):
 
 
 class SandboxApprovalsApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": SandboxReader}
 
     @extend_schema(summary="Pending approval requests (an empty list when none)", responses=ApprovalOut(many=True))
@@ -46,6 +49,7 @@ class SandboxApprovalsApi(ApiView):
 
 
 class SandboxApprovalDecisionApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": SandboxOperator}
 
     @extend_schema(summary="Approve (allow once) or deny a pending request on the runtime",

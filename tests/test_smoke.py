@@ -70,7 +70,10 @@ def _procfile() -> dict[str, str]:
 def test_the_procfile_declares_release_web_worker_beat_and_the_gateway_listener():
     processes = _procfile()
     assert set(processes) == {"release", "web", "worker", "beat", "gateway"}
-    assert processes["gateway"] == "python manage.py gateway_listener"
+    assert processes["gateway"] == "exec python manage.py gateway_listener"
+    # Each long-running process replaces its shell, so a stop signal reaches it and its exit
+    # code is its own (honcho reports rc=0 for a clean stop, not the shell's death by SIGTERM).
+    assert all(processes[name].startswith("exec ") for name in ("web", "worker", "beat", "gateway"))
     assert "migrate" in processes["release"]
     assert "setup_periodic_tasks" in processes["release"]
     assert "DatabaseScheduler" in processes["beat"]

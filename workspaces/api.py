@@ -71,6 +71,7 @@ class WorkspaceDetailApi(ApiView):
 
 
 class MemberListApi(ApiView):
+    documented_errors = {"POST": (409,)}
     access = {
         "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.WORKSPACES_READ),),
         "POST": (WorkspaceRole(Role.ADMIN, session_only=True),),
@@ -102,6 +103,7 @@ class MemberListApi(ApiView):
 
 
 class MemberDetailApi(ApiView):
+    documented_errors = (409,)
     access = {
         "PATCH": (WorkspaceRole(Role.ADMIN, session_only=True),),
         # Any member may leave; removing someone else needs admin (checked by the service).

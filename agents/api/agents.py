@@ -57,6 +57,7 @@ class ScopeCheckedByDeploy(BasePermission):
 
 
 class AgentDeployApi(ApiView):
+    documented_errors = (402,)
     # A key's session-only fields (403 session_required) come before its scope (403
     # missing_scope), so agent_deploy checks both, in that order, once it has the body.
     access = {"POST": (IsAuthenticated, ScopeCheckedByDeploy)}
@@ -83,6 +84,7 @@ class AgentDeployApi(ApiView):
 
 
 class AgentAdoptApi(ApiView):
+    documented_errors = (402,)
     access = {"POST": (RequireScope(Scope.AGENTS_WRITE),)}
 
     class InputSerializer(serializers.Serializer):

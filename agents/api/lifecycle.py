@@ -22,6 +22,7 @@ from .serializers import AgentDetailOut, AgentOut, AgentRedeployOut, GatewayUrlO
 
 
 class AgentDetailApi(ApiView):
+    documented_errors = {"DELETE": (502,)}
     access = {"GET": (AgentReader,), "DELETE": (AgentOwner,)}
 
     @extend_schema(responses=AgentDetailOut)
@@ -37,6 +38,7 @@ class AgentDetailApi(ApiView):
 
 
 class AgentStartApi(ApiView):
+    documented_errors = (502,)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(request=None, responses=AgentOut)
@@ -45,6 +47,7 @@ class AgentStartApi(ApiView):
 
 
 class AgentStopApi(ApiView):
+    documented_errors = (502,)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(request=None, responses=AgentOut)
@@ -53,6 +56,7 @@ class AgentStopApi(ApiView):
 
 
 class AgentRestartApi(ApiView):
+    documented_errors = (502,)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(request=None, responses=SuccessOut)
@@ -62,6 +66,7 @@ class AgentRestartApi(ApiView):
 
 
 class AgentRedeployApi(ApiView):
+    documented_errors = (502,)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(request=None, responses=AgentRedeployOut)
@@ -71,6 +76,7 @@ class AgentRedeployApi(ApiView):
 
 
 class AgentGatewayUrlApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (AgentReader,)}
 
     @extend_schema(responses=GatewayUrlOut)

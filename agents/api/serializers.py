@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from fleet.api.serializers import IntegerField, NumberField, TimestampField
 
+from ..models import DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from ..selectors import LIST_KEYS
 
 
@@ -28,11 +29,11 @@ class _AgentCore(serializers.Serializer):
 
     id = serializers.UUIDField()
     name = serializers.CharField()
-    status = serializers.CharField(help_text="queued, deploying, running, warning, error or stopped")
-    runtime_family = serializers.CharField()
-    deploy_target = serializers.CharField()
-    execution_target_id = serializers.CharField()
-    sandbox_profile = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.choices, help_text="see the contract's States and transitions")
+    runtime_family = serializers.ChoiceField(choices=RuntimeFamily.choices)
+    deploy_target = serializers.ChoiceField(choices=DeployTarget.choices, help_text="`external` for an adopted agent")
+    execution_target_id = serializers.CharField(help_text="`docker`, `k8s:<cluster-id>`, `remote:<host-id>`, `proxmox`")
+    sandbox_profile = serializers.ChoiceField(choices=SandboxProfile.choices)
     vcpu = NumberField()
     ram_mb = IntegerField()
     disk_gb = IntegerField()
@@ -45,7 +46,7 @@ class _AgentCore(serializers.Serializer):
 class AgentDeployOut(_AgentCore):
     """The agent just deployed (queued)."""
 
-    sandbox_type = serializers.CharField()
+    sandbox_type = serializers.ChoiceField(choices=SandboxProfile.choices)
 
 
 class AgentOut(_AgentCore):
@@ -53,10 +54,11 @@ class AgentOut(_AgentCore):
 
     container_id = serializers.CharField()
     gateway_host_port = IntegerField(allow_null=True)
-    paused_reason = serializers.CharField(allow_null=True)
-    last_error = serializers.CharField()
+    paused_reason = serializers.ChoiceField(choices=PausedReason.choices, allow_null=True)
+    last_error = serializers.CharField(allow_blank=True, help_text="the current reason of a warning, error or "
+                                       "stop (or of a deploy waiting to retry), empty when there is none")
     updated_at = TimestampField()
-    sandbox_type = serializers.CharField()
+    sandbox_type = serializers.ChoiceField(choices=SandboxProfile.choices)
 
 
 class AgentDetailOut(AgentOut):

@@ -153,6 +153,7 @@ def _image_user(attrs: dict) -> tuple[int, int]:
 # Metadata host names resolve to nowhere inside agents. The addresses themselves cannot be
 # routed away from inside the container (the images carry no `ip` and run unprivileged): the
 # host refuses them (docs/configuration.md, "Agent container hardening").
+HOST_GATEWAY_NAME = "host.docker.internal"  # the engine's host, seen from a bridged container
 METADATA_HOSTS = ("metadata", "metadata.google.internal", "instance-data", "instance-data.ec2.internal")
 
 
@@ -559,6 +560,8 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             options["network_mode"] = "host"
         else:
             options["ports"] = {f"{spec.gateway_port}/tcp": (self.publish_address, port)}
+            # The default FLEET_INTERNAL_URL of a bridged workload names its host by this name.
+            options["extra_hosts"] = {**options["extra_hosts"], HOST_GATEWAY_NAME: "host-gateway"}
         return options
 
     def _lost_port_race(self, client: docker.DockerClient, container: Container, port: int) -> bool:

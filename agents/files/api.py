@@ -33,6 +33,7 @@ OCTETS = "application/octet-stream"
 
 
 class AgentFilesApi(ApiView):
+    documented_errors = {"GET": (409, 413, 502), "PUT": (403, 409, 502), "DELETE": (409, 502)}
     access = {"GET": (SessionOnly, AgentReader), "PUT": (SessionOnly, AgentOperator),
               "DELETE": (SessionOnly, AgentOperator)}
 
@@ -59,6 +60,7 @@ class AgentFilesApi(ApiView):
 
 class AgentFilesRootApi(ApiView):
     """`GET .../files/`: the state folder's root (writing needs a file's path)."""
+    documented_errors = (409, 502)
 
     access = {"GET": (SessionOnly, AgentReader)}
 
@@ -69,6 +71,7 @@ class AgentFilesRootApi(ApiView):
 
 
 class AgentExportApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (SessionOnly, AgentOperator)}
 
     @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})

@@ -3,6 +3,7 @@
 from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
+from .engine import EngineHealth, EngineState
 from .gateway_device import GatewayDevice
 from .stats import StatsSample
 from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
@@ -13,6 +14,8 @@ __all__ = [
     "Budget",
     "BudgetPeriod",
     "DeployTarget",
+    "EngineHealth",
+    "EngineState",
     "GatewayDevice",
     "ModelRate",
     "PausedReason",

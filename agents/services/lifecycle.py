@@ -97,8 +97,10 @@ def agent_stop(*, agent: Agent, paused_reason: str | None = None) -> Agent:
     if agent.container_id:
         _abort_runs(agent)
         engine_call(agent, lambda backend: backend.stop(agent), missing_ok=True)
-    agent.status = Status.STOPPED
-    fields = ["status", "updated_at"]
+    # A stopped agent has no current error: a "Retrying: ..." of a deploy it ended, or a
+    # warning's reason, would be stale.
+    agent.status, agent.last_error = Status.STOPPED, ""
+    fields = ["status", "last_error", "updated_at"]
     if paused_reason is not None:
         agent.paused_reason = paused_reason
         fields.append("paused_reason")
@@ -174,10 +176,11 @@ def agent_reconcile(*, agent: Agent) -> Agent:
     if live.exists and live.running:
         return agent
     observed = agent.status
-    changed = status_swap(agent.pk, observed=observed, new=Status.STOPPED)
+    what = "no longer exists" if not live.exists else f"is {live.status}"
+    reason = f"The container {what}" + (f" (exit code {live.exit_code})." if live.exit_code else ".")
+    changed = status_swap(agent.pk, observed=observed, new=Status.STOPPED, last_error=reason)
     agent.refresh_from_db()
     if changed:
-        what = "no longer exists" if not live.exists else f"is {live.status}"
         agent_event(agent, "agent.stopped", f"Agent {agent.name} was found stopped: its container {what}.",
                     exit_code=live.exit_code)
     return agent

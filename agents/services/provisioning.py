@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ..backends.base import BackendError, Placement, RuntimeBackend
+from ..backends.base import BackendError, BackendUnreachable, Placement, RuntimeBackend
 from ..deploy_progress import CREATING, HANDSHAKE, PREPARING, WAITING, deploy_step_set
 from ..events import agent_event
 from ..files.restore import RestoreImpossible, migration_state_restore
@@ -171,6 +171,14 @@ def agent_provision_retrying(*, agent_id, reason: str) -> None:
     Agent.objects.filter(pk=agent_id, status=Status.DEPLOYING).update(
         last_error=f"Retrying: {reason}"[:2000], updated_at=timezone.now()
     )
+
+
+def provision_failure_reason(exc: BackendError) -> str:
+    """The last_error of a deploy whose transient engine errors outlived the retries: says
+    what failed (an unreachable engine, an image that could not be pulled, a refusal)."""
+    if isinstance(exc, BackendUnreachable):
+        return f"The container engine could not be reached: {exc}"
+    return f"The container engine kept failing the deploy: {exc}"
 
 
 @transaction.atomic

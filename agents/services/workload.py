@@ -11,7 +11,9 @@ from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, Workloa
 from ..gateway.families import family_of
 from ..models import Agent
 
-FALLBACK_PUBLIC_URL = "http://localhost:8000"
+# The name a bridged container reaches its Docker host by (the container gets an extra_hosts
+# entry "host.docker.internal:host-gateway", agents.backends.docker.hardening_options).
+DOCKER_HOST_GATEWAY_NAME = "host.docker.internal"
 
 logger = logging.getLogger(__name__)
 
@@ -42,13 +44,19 @@ def contributed_env(agent: Agent) -> dict[str, str]:
     return env
 
 
-def public_base_url() -> str:
-    """Where runtimes reach the control plane (NORA_PUBLIC_URL, then NEXTAUTH_URL)."""
-    return (settings.NORA_PUBLIC_URL or settings.NEXTAUTH_URL or FALLBACK_PUBLIC_URL).rstrip("/")
+def fleet_internal_url() -> str:
+    """Where workloads reach Fleet: FLEET_INTERNAL_URL, else a default that follows the network
+    mode of the engine's containers and the port Fleet serves on (FLEET_PORT): on the host
+    network the container shares the host's loopback (http://127.0.0.1:<port>); on a bridge it
+    reaches the host through the bridge gateway, by the name host.docker.internal."""
+    if settings.FLEET_INTERNAL_URL:
+        return settings.FLEET_INTERNAL_URL.rstrip("/")
+    host = "127.0.0.1" if settings.DOCKER_NETWORK_MODE == "host" else DOCKER_HOST_GATEWAY_NAME
+    return f"http://{host}:{settings.FLEET_PORT}"
 
 
 def usage_url(agent: Agent) -> str:
-    return f"{public_base_url()}/api/agents/{agent.pk}/usage"
+    return f"{fleet_internal_url()}/api/agents/{agent.pk}/usage"
 
 
 def runtime_image(runtime_family: str) -> str:

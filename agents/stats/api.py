@@ -14,6 +14,7 @@ from .window import DEFAULT_RANGE, RANGES, window_from_query
 
 
 class AgentStatsApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (AgentReader,)}
 
     @extend_schema(summary="One live stats snapshot of the agent's container", responses=StatsSnapshotOut)

@@ -18,7 +18,10 @@ def stats_sample() -> None:
 
     report = stats_sample_tick()
     if report.ran:
-        logger.info(
+        # Every 10 s: a tick that went well is worth a line only at DEBUG.
+        level = logging.WARNING if report.failed or report.timed_out else logging.DEBUG
+        logger.log(
+            level,
             "stats tick: %d agents, %d stored, %d failed, %d timed out, %d skipped in %.3f s",
             report.agents, report.stored, report.failed, report.timed_out, report.skipped, report.seconds,
         )

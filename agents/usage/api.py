@@ -52,6 +52,7 @@ class AgentUsageApi(ApiView):
 
 
 class AgentUsagePullApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(

@@ -21,6 +21,7 @@ LOGIN_DESCRIPTION = ("WhatsApp: QR pairing through the runtime (web.login.start)
 
 
 class ChannelConnectApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
     force = False
 
@@ -32,10 +33,12 @@ class ChannelConnectApi(ApiView):
 
 
 class ChannelLoginApi(ChannelConnectApi):
+    documented_errors = (409, 502)
     force = True  # a fresh QR even when a pairing is under way
 
 
 class ChannelLoginWaitApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Wait for a QR pairing to finish", request=LoginWaitIn, responses=LoginWaitOut)
@@ -47,6 +50,7 @@ class ChannelLoginWaitApi(ApiView):
 
 
 class ChannelLogoutApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Log a runtime channel out (whatsapp, telegram, qqbot)", request=None,
@@ -57,6 +61,7 @@ class ChannelLogoutApi(ApiView):
 
 
 class ChannelTestApi(ApiView):
+    documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Send a real test message through a legacy channel", request=None, responses=TestOut)
@@ -67,6 +72,7 @@ class ChannelTestApi(ApiView):
 
 
 class ChannelMessagesApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (AgentReader,)}
 
     @extend_schema(summary="A legacy channel's messages, newest first", parameters=[MessagesQuery],

@@ -55,6 +55,7 @@ def runtime_save_answer(agent, result) -> Response:
 
 
 class AgentChannelsApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (AgentReader,), "POST": (AgentOperator,)}
 
     @extend_schema(summary="The agent's channels", responses=ChannelsPayloadOut)
@@ -82,6 +83,7 @@ class AgentChannelsApi(ApiView):
 
 
 class AgentChannelTypeApi(ApiView):
+    documented_errors = (409, 502)
     access = {"GET": (AgentReader,)}
 
     @extend_schema(summary="One channel type's definition", responses=TypeDefinitionOut)
@@ -96,6 +98,7 @@ class AgentChannelTypeApi(ApiView):
 
 
 class AgentChannelDetailApi(ApiView):
+    documented_errors = (409, 502)
     access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
 
     @extend_schema(summary="Save config or toggle enabled", request=ChannelPatchIn,

@@ -44,6 +44,7 @@ class RawBodyParser(BaseParser):
 
 
 class ChannelWebhookApi(PublicApiView):
+    documented_errors = (401, 409)
     access = {"POST": PUBLIC}
     throttle_classes = [ChannelRateThrottle]
     parser_classes = [RawBodyParser]

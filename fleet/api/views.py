@@ -30,6 +30,10 @@ PUBLIC: Access = (AllowAny,)
 
 class ApiView(APIView):
     access: Mapping[str, Access] = {}
+    # Error statuses a route answers beyond the ones every route of its kind has (400, 401/403
+    # unless public, 404 with path parameters, 413/415 with a body, 429 when throttled), for the
+    # OpenAPI document (fleet.api.schema): (409, 502), or per method {"POST": (409,)}.
+    documented_errors: tuple[int, ...] | Mapping[str, tuple[int, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -22,14 +22,19 @@ def test_it_answers_ok_when_database_redis_and_worker_are_fine(api_client, redis
     response = api_client.get("/api/health")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok"}}
+    assert response.json() == {
+        "status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok", "engines": {"docker": "unknown"}}
+    }
 
 
 def test_a_worker_that_never_reported_degrades_the_status_but_keeps_200(api_client, redis_configured):
     response = api_client.get("/api/health")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "degraded", "checks": {"database": "ok", "redis": "ok", "worker": "missing"}}
+    assert response.json() == {
+        "status": "degraded",
+        "checks": {"database": "ok", "redis": "ok", "worker": "missing", "engines": {"docker": "unknown"}},
+    }
 
 
 def test_a_stale_worker_heartbeat_degrades_the_status(api_client, redis_configured):
@@ -47,7 +52,10 @@ def test_redis_not_configured_counts_as_ok(api_client, settings):
     response = api_client.get("/api/health")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "not_configured", "worker": "ok"}}
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "redis": "not_configured", "worker": "ok", "engines": {"docker": "unknown"}},
+    }
 
 
 def test_an_unreachable_redis_answers_503(api_client, settings):

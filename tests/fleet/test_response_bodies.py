@@ -19,4 +19,5 @@ def test_health(api_client, settings):
     heartbeat_record()
 
     assert_body(api_client.get("/api/health"),
-                {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok"}})
+                {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok",
+                                           "engines": {"docker": "unknown"}}})

@@ -45,11 +45,22 @@ def test_metrics_without_a_token_is_not_found_by_default(settings):
     assert Client().get("/metrics").status_code == 404
 
 
-def test_the_procfile_binds_loopback_unless_told_otherwise():
-    web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
+def test_the_procfile_binds_loopback_unless_told_otherwise(monkeypatch):
+    import importlib
 
-    assert "0.0.0.0" not in web
-    assert "--bind ${BIND_ADDRESS:-127.0.0.1}:" in web
+    from fleet import gunicorn_conf
+
+    web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
+    assert "0.0.0.0" not in web and "--bind" not in web  # fleet/gunicorn_conf.py binds
+    for name in ("BIND_ADDRESS", "FLEET_PORT", "PORT"):
+        monkeypatch.delenv(name, raising=False)
+    assert importlib.reload(gunicorn_conf).bind == ["127.0.0.1:8000"]
+    monkeypatch.setenv("BIND_ADDRESS", "127.0.0.1, 172.17.0.1")
+    monkeypatch.setenv("PORT", "9100")  # honcho's port for a later process; FLEET_PORT wins
+    monkeypatch.setenv("FLEET_PORT", "9000")
+    assert importlib.reload(gunicorn_conf).bind == ["127.0.0.1:9000", "172.17.0.1:9000"]
+    monkeypatch.undo()
+    importlib.reload(gunicorn_conf)
 
 
 def test_make_run_turns_debug_on():
