@@ -143,13 +143,23 @@ def engines_probe() -> dict[str, str]:
     return {result.target_id: result.state for result in results}
 
 
-def engines_report() -> dict[str, str]:
-    """/api/health's `checks.engines`: each target's last state, "unknown" when it was never
-    probed or the last result is stale."""
+def engines_health() -> list[ProbeResult]:
+    """Each probed target with what its last probe found (state "unknown" when it was never
+    probed or the result is stale). Reads only the stored results: a dead host never slows
+    the caller (/api/health, the console's dashboard)."""
     targets = probe_targets()
     fresh_after = timezone.now() - timedelta(seconds=RESULT_STALE_SECONDS)
     rows = {row.target_id: row for row in EngineHealth.objects.filter(pk__in=targets)}
-    return {
-        target_id: rows[target_id].state if target_id in rows and rows[target_id].checked_at >= fresh_after else UNKNOWN
-        for target_id in targets
-    }
+    results = []
+    for target_id in targets:
+        row = rows.get(target_id)
+        if row is None or row.checked_at < fresh_after:
+            results.append(ProbeResult(target_id, UNKNOWN, "Not probed recently (is the beat scheduler running?)."))
+        else:
+            results.append(ProbeResult(target_id, row.state, row.reason))
+    return results
+
+
+def engines_report() -> dict[str, str]:
+    """/api/health's `checks.engines`: each target's last state."""
+    return {result.target_id: result.state for result in engines_health()}

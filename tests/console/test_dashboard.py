@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent, AgentSpendDay
+from agents.services.engines import engines_probe
 from console import dashboard
 from console.health import targets_health
 from fleet.events import emit
@@ -34,6 +35,7 @@ def console():
 
 def test_the_dashboard_shows_every_panel_with_data(console, settings):
     settings.DOCKER_HOST = "unix:///nonexistent/fleet-dashboard.sock"
+    engines_probe()
     broken = AgentFactory(name="broken-one", status="error", last_error="The image could not be pulled.")
     AgentFactory(name="capped-one", status="stopped", paused_reason="budget_exceeded")
     AgentFactory(status="running")
@@ -51,6 +53,7 @@ def test_the_dashboard_shows_every_panel_with_data(console, settings):
     assert "$1.50 of $2.00 in daily budgets" in page
     assert "broken-one failed" in page
     assert "<code>docker</code>" in page and "unreachable" in page  # the engine, probed, is down here
+    assert "fleet-dashboard.sock" in page  # with the probe's reason
 
 
 def test_each_panel_is_one_query_whatever_the_fleet_size():
@@ -82,16 +85,16 @@ def _queries_per_panel() -> list[int]:
     return counts
 
 
-def test_target_health_is_probed_once_per_period(settings, django_assert_num_queries):
+def test_the_targets_panel_reads_the_last_probe_and_never_probes_itself(settings):
+    assert {row.target_id: row.state for row in targets_health()} == {"docker": "unknown"}  # never probed
+
     settings.DOCKER_HOST = "unix:///nonexistent/fleet-dashboard.sock"
-    first = {row.target_id: row.state for row in targets_health()}
-    settings.DOCKER_HOST = "unix:///nonexistent/another.sock"
+    engines_probe()
+    settings.DOCKER_HOST = "unix:///nonexistent/another.sock"  # a probe now would name this one
 
-    again = {row.target_id: row for row in targets_health()}
-
-    assert first["docker"] == "unreachable" and "cannot be reached" in again["docker"].detail
-    assert "fleet-dashboard.sock" in again["docker"].detail  # the cached answer, not a new probe
-    assert {"k8s", "remote", "proxmox"} <= set(again)  # shown as not available here
+    (docker,) = targets_health()
+    assert docker.state == "unreachable" and "fleet-dashboard.sock" in docker.detail
+    assert docker.deploy_target == "docker"
 
 
 @pytest.mark.parametrize("url", [
