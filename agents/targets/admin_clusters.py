@@ -7,6 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
+from fleet.admin_base import ModelAdmin
 from fleet.errors import FleetError, ValidationFailed
 
 from ..backends.kubernetes_client import KubeconfigInvalid, parse_kubeconfig
@@ -54,7 +55,7 @@ class K8sClusterForm(forms.ModelForm):
 
 
 @admin.register(K8sCluster)
-class K8sClusterAdmin(admin.ModelAdmin):
+class K8sClusterAdmin(ModelAdmin):
     form = K8sClusterForm
     list_display = ("name", "status", "version", "namespace", "service_type", "gateway_host", "last_tested_at",
                     "agent_count")
