@@ -379,3 +379,6 @@ USER_CACHE_SECONDS = env.float("USER_CACHE_SECONDS", default=5.0)
 DB_HEALTH_CHECK_IDLE_SECONDS = env.float("DB_HEALTH_CHECK_IDLE_SECONDS", default=10.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "fleet.postgresql"
+# GET /agents: the last body of each caller kept per web process, up to this many MB
+# (agents.list_cache; invalidated by the list version the database bumps). 0 turns it off.
+AGENT_LIST_CACHE_MB = env.int("AGENT_LIST_CACHE_MB", default=16)

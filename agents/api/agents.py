@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse, HttpResponseNotModified
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
@@ -9,9 +10,11 @@ from rest_framework.response import Response
 
 from fleet.api.fields import IntegerField, NumberField, RawStringField
 from fleet.api.permissions import IsAuthenticated, RequireScope, principal_of, require_scope
+from fleet.api.renderers import dumps
 from fleet.api.views import ApiView
 from workspaces.roles import Scope
 
+from .. import list_cache
 from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
@@ -34,7 +37,19 @@ class AgentListApi(ApiView):
             query = self.FilterSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             scope = query.validated_data["scope"]
-        return Response(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+        # The version first (agents.list_cache): the rows read after it are at least as new.
+        key = list_cache.caller_key(self.principal, scope)
+        etag = list_cache.list_etag(list_cache.list_version(), key)
+        if list_cache.etag_matches(request.META.get("HTTP_IF_NONE_MATCH", ""), etag):
+            response = HttpResponseNotModified()
+        else:
+            body = list_cache.cached_body(key, etag)
+            if body is None:
+                body = dumps(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+                list_cache.remember_body(key, etag, body)
+            response = HttpResponse(body, content_type="application/json")
+        response["ETag"] = etag
+        return response
 
 
 def _optional(field_class, **kwargs):
