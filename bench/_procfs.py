@@ -31,16 +31,22 @@ def children_of(pid: int) -> list[int]:
     return tree
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User plus system CPU of these processes (threads included), in seconds."""
-    total = 0
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User plus system CPU of each of these processes (threads included), in seconds."""
+    seconds = {}
     for pid in pids:
         try:
             fields = _stat_fields(pid)
         except OSError:
             continue  # gone since listed
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / CLOCK_TICKS
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    return seconds
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two cpu_seconds() readings by the processes alive at the end
+    (a process that started in between counts whole; one that ended is not counted)."""
+    return sum(total - before.get(pid, 0.0) for pid, total in after.items())
 
 
 def postgres_backends(database: str) -> list[int]:

@@ -14,7 +14,6 @@ from pathlib import Path
 HOST = "127.0.0.1"  # never anything else: a benchmark loads only the servers it started
 ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 2
-BIN = Path(sys.executable).parent
 
 
 def free_port() -> int:
@@ -32,9 +31,8 @@ def command(server: str, port: int) -> list[str]:
         ]
     if server == "granian":
         return [
-            str(BIN / "granian"), "--interface", "wsgi", "--host", HOST, "--port", str(port),
-            "--workers", str(WORKERS), "--blocking-threads", "1", "--no-ws", "--log-level", "warning",
-            "fleet.wsgi:application",
+            sys.executable, "-m", "fleet.web", "--host", HOST, "--port", str(port), "--workers", str(WORKERS),
+            "--log-level", "warning",
         ]
     raise ValueError(f"unknown server {server!r} (gunicorn, granian)")
 
@@ -49,7 +47,8 @@ class Server:
         self.log_path.parent.mkdir(exist_ok=True)
         env = dict(os.environ)
         # Production-like: DEBUG off (no query log); the same keys, so the bench's tokens verify.
-        env.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY,
+        # PYTHONPATH: this checkout's code, whatever else the environment has installed.
+        env.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY, PYTHONPATH=str(ROOT),
                    FLEET_ENCRYPTION_KEYS=settings.FLEET_ENCRYPTION_KEYS)
         self.process = subprocess.Popen(command(name, self.port), cwd=ROOT, env=env,
                                         stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT)

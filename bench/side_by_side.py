@@ -64,10 +64,10 @@ def _run(server: Server, database: str, path: str, clients: int, headers: dict[s
     pg_before = procfs.cpu_seconds(procfs.postgres_backends(database))
     machine_before = procfs.cpu_totals()
     result = _wrk(server.url(path), clients, headers)
-    # Backends opened during the run are counted whole (they did not exist before).
-    result["web_cpu_ms"] = (procfs.cpu_seconds(web_pids) - web_before) * 1000 / result["requests"]
-    pg_after = procfs.cpu_seconds(procfs.postgres_backends(database))
-    result["pg_cpu_ms"] = (pg_after - pg_before) * 1000 / result["requests"]
+    web_spent = procfs.cpu_spent(web_before, procfs.cpu_seconds(web_pids))
+    pg_spent = procfs.cpu_spent(pg_before, procfs.cpu_seconds(procfs.postgres_backends(database)))
+    result["web_cpu_ms"] = web_spent * 1000 / result["requests"]
+    result["pg_cpu_ms"] = pg_spent * 1000 / result["requests"]
     result["machine_busy"] = procfs.busy_share(machine_before, procfs.cpu_totals())
     return result
 
@@ -98,6 +98,39 @@ def _in_process(path: str, headers: dict[str, str]) -> dict:
             per_request.append((len(spent), sum(spent)))
     return {"queries": statistics.median(q for q, _ in per_request),
             "db_ms": statistics.median(s for _, s in per_request) * 1000}
+
+
+def _cold_list(headers: dict[str, str]) -> None:
+    """GET /api/agents built every time (no body cache), in-process: what a caller pays after
+    each write, and the database time the list's own queries take."""
+    from django.db import connection
+    from django.test import Client, override_settings
+
+    client = Client(HTTP_AUTHORIZATION=headers["Authorization"])
+    spent = []
+
+    def timed(execute, sql, params, many, context):
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    with override_settings(DEBUG=False, AGENT_LIST_CACHE_MB=0):
+        client.get("/api/agents")
+        walls, cpus, dbs, queries = [], [], [], []
+        for _ in range(30):
+            spent.clear()
+            wall, cpu = time.perf_counter(), time.process_time()
+            with connection.execute_wrapper(timed):
+                assert client.get("/api/agents").status_code == 200
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+            dbs.append(sum(spent))
+            queries.append(len(spent))
+    report("GET /api/agents built every time (cache off), in-process, one client",
+           p50_ms=statistics.median(walls) * 1000, web_cpu_ms_per_request=statistics.median(cpus) * 1000,
+           queries=statistics.median(queries), db_ms_per_request=statistics.median(dbs) * 1000)
 
 
 def main() -> None:
@@ -158,6 +191,7 @@ def main() -> None:
                        pg_cpu_ms_per_request=statistics.median(r["pg_cpu_ms"] for r in runs),
                        machine_busy=f"{statistics.median(r['machine_busy'] for r in runs):.0%}",
                        queries=in_process["queries"], db_ms_per_request=in_process["db_ms"])
+        _cold_list(bearer)
         for name in servers:
             runs = results["memory", name]
             report(f"{name}: memory after the load (largest of the rounds)",

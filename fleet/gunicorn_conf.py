@@ -1,4 +1,5 @@
-"""gunicorn settings for the `web` process (Procfile: `gunicorn -c python:fleet.gunicorn_conf`).
+"""gunicorn settings, for running the web application under gunicorn instead of the Procfile's
+granian (fleet/web.py says why granian): `gunicorn -c python:fleet.gunicorn_conf fleet.wsgi:application`.
 
 With several web workers each keeps its own Prometheus counters; prometheus_client's
 multiprocess mode has every worker write them to files in PROMETHEUS_MULTIPROC_DIR, and
@@ -7,10 +8,6 @@ so the master empties it here, once, before it forks.
 """
 
 from __future__ import annotations
-
-import os
-import shutil
-from pathlib import Path
 
 # A sync worker silent this long is killed. gunicorn's 30 s is shorter than the slowest
 # synchronous routes: a channel CLI login inside the workload (up to
@@ -21,13 +18,11 @@ timeout = 90
 # 414, URLs a browser sends with a long percent-encoded query).
 limit_request_line = 8190
 
-DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
-
 
 def on_starting(server) -> None:
-    path = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DEFAULT_METRICS_DIR)))
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True, exist_ok=True)
+    from fleet.web import prepare_metrics_dir
+
+    prepare_metrics_dir()
 
 
 def child_exit(server, worker) -> None:
