@@ -20,6 +20,7 @@ from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper,
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
 from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
+from fleet.postgresql.prepared import prepared_statements
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope, session_role
@@ -151,7 +152,9 @@ def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_
     if principal.is_api_key:
         assignments = assignments.filter(workspace_id=principal.workspace_id)
     elif not principal.is_platform_admin:
-        assignments = assignments.filter(workspace_id__in=list(roles))
+        # Through the caller's memberships, not their workspace ids written into the SQL: the
+        # text stays the same for every caller, so its prepared plan is reused (agent_list).
+        assignments = assignments.filter(workspace__memberships__user_id=principal.user.pk)
     if owned_only:
         assignments = assignments.filter(agent__owner_id=principal.user.pk)
     return assignments
@@ -160,9 +163,12 @@ def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_
 def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]:
     """GET /agents built in Python: newest first, each row with isDirectOwner, effectiveRole and
     workspaces[]. Three queries whatever the number of agents or workspaces: the caller's roles,
-    the agent rows, and the assignments of those agents to workspaces the caller may see.
+    the agent rows, and the assignments of those agents to workspaces the caller may see. Each
+    is a prepared statement whose text is the same for every caller (the caller's id is a
+    parameter), planned once per connection.
     """
-    return _agent_rows(principal, workspace_roles(principal), owned_only=scope == "owned")
+    with prepared_statements():
+        return _agent_rows(principal, workspace_roles(principal), owned_only=scope == "owned")
 
 
 def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bool) -> list[dict]:
