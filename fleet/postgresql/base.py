@@ -14,10 +14,24 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
+
+
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor, sql, params):
+        """The SQL with its values, for the query log, also for a prepared statement (executed
+        by name, so psycopg keeps no text of it: fleet.postgresql.prepared)."""
+        query = super().last_executed_query(cursor, sql, params)
+        if query is None and sql is not None:
+            try:
+                return self.compose_sql(sql, params)
+            except Exception:  # a value the client cannot quote: the SQL with its placeholders
+                return sql
+        return query
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
     _used_without_error_at = float("-inf")
 
     def close_if_health_check_failed(self):

@@ -49,7 +49,7 @@ def test_the_procfile_binds_loopback_unless_told_otherwise():
     web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
 
     assert "0.0.0.0" not in web
-    assert "--bind ${BIND_ADDRESS:-127.0.0.1}:" in web
+    assert "--host ${BIND_ADDRESS:-127.0.0.1} " in web  # fleet.web (granian): the host apart from the port
 
 
 def test_make_run_turns_debug_on():
