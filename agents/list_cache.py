@@ -21,9 +21,11 @@ from collections import OrderedDict
 from django.conf import settings
 from django.db import connection
 
+from fleet.api.gzip import compress
 from fleet.api.principal import Principal
 
-_bodies: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # caller key -> (ETag, body)
+# caller key -> [ETag, body, the body gzipped (once a client asked for it) or None]
+_bodies: OrderedDict[str, list] = OrderedDict()
 _cached_bytes = 0
 
 
@@ -70,6 +72,19 @@ def cached_body(key: str, etag: str) -> bytes | None:
     return entry[1]
 
 
+def gzipped_body(key: str, etag: str, body: bytes) -> bytes:
+    """The body gzipped (fleet.api.gzip's level, no file name), compressed once per cached body."""
+    entry = _bodies.get(key)
+    if entry is not None and entry[0] == etag and entry[2] is not None:
+        return entry[2]
+    compressed = compress(body)
+    if entry is not None and entry[0] == etag and cacheable():
+        global _cached_bytes
+        entry[2] = compressed
+        _cached_bytes += len(compressed)
+    return compressed
+
+
 def remember_body(key: str, etag: str, body: bytes) -> None:
     """Keep the body (replacing the caller's older one), the least recently used ones going first
     once AGENT_LIST_CACHE_MB is reached."""
@@ -81,11 +96,15 @@ def remember_body(key: str, etag: str, body: bytes) -> None:
         return
     old = _bodies.pop(key, None)
     if old is not None:
-        _cached_bytes -= len(old[1])
+        _cached_bytes -= _size(old)
     while _bodies and _cached_bytes + len(body) > limit:
-        _cached_bytes -= len(_bodies.popitem(last=False)[1][1])
-    _bodies[key] = (etag, body)
+        _cached_bytes -= _size(_bodies.popitem(last=False)[1])
+    _bodies[key] = [etag, body, None]
     _cached_bytes += len(body)
+
+
+def _size(entry: list) -> int:
+    return len(entry[1]) + len(entry[2] or b"")
 
 
 def forget_bodies() -> None:

@@ -162,6 +162,7 @@ def main() -> None:
         scenarios = [
             ("GET /api/agents, c=1", "/api/agents", 1, bearer),
             ("GET /api/agents, c=8", "/api/agents", 8, bearer),
+            ("GET /api/agents gzip, c=8", "/api/agents", 8, {**bearer, "Accept-Encoding": "gzip"}),
             ("GET /api/agents/:id (stopped), c=8", f"/api/agents/{stopped.pk}", 8, bearer),
             ("GET /api/auth/me, c=8", "/api/auth/me", 8, bearer),
         ]

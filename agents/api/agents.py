@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from django.http import HttpResponse, HttpResponseNotModified
+from django.middleware.gzip import re_accepts_gzip
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from fleet.api.fields import IntegerField, NumberField, RawStringField
+from fleet.api.gzip import GZipMiddleware, with_random_name
 from fleet.api.permissions import IsAuthenticated, RequireScope, principal_of, require_scope
 from fleet.api.renderers import dumps
 from fleet.api.views import ApiView
@@ -42,11 +45,21 @@ class AgentListApi(ApiView):
         etag = list_cache.list_etag(list_cache.list_version(), key)
         if list_cache.etag_matches(request.META.get("HTTP_IF_NONE_MATCH", ""), etag):
             response = HttpResponseNotModified()
+            response["ETag"] = etag
+            return response
+        body = list_cache.cached_body(key, etag)
+        if body is None:
+            body = dumps(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+            list_cache.remember_body(key, etag, body)
+        if len(body) >= 200 and re_accepts_gzip.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+            # Compressed once per cached body, not per answer; what fleet.api.gzip would send.
+            compressed = list_cache.gzipped_body(key, etag, body)
+            response = HttpResponse(with_random_name(compressed, GZipMiddleware.max_random_bytes),
+                                    content_type="application/json")
+            response["Content-Encoding"] = "gzip"
+            patch_vary_headers(response, ("Accept-Encoding",))
+            etag = "W/" + etag  # a strong ETag becomes weak once compressed (RFC 9110 8.8.1)
         else:
-            body = list_cache.cached_body(key, etag)
-            if body is None:
-                body = dumps(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
-                list_cache.remember_body(key, etag, body)
             response = HttpResponse(body, content_type="application/json")
         response["ETag"] = etag
         return response

@@ -3,6 +3,8 @@ kind of write, with the per-caller body cache in use (committed transactions, as
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 from accounts.models import User
@@ -140,5 +142,23 @@ def test_a_gzipped_answer_carries_the_weak_etag_that_gets_304(tenancy):
     gzipped = client.get("/api/agents", HTTP_ACCEPT_ENCODING="gzip")
 
     assert gzipped["Content-Encoding"] == "gzip"
+    assert gzipped["Vary"] == "Accept-Encoding"
+    assert gzip.decompress(gzipped.content) == client.get("/api/agents").content
     assert gzipped["ETag"].startswith('W/"')
     assert client.get("/api/agents", HTTP_IF_NONE_MATCH=gzipped["ETag"]).status_code == 304
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cached_body_is_compressed_once_and_named_at_random_per_answer(built, monkeypatch):
+    t = Tenancy.create()
+    for _ in range(3):
+        t.agent()
+    client = client_for(t.editor)
+    compressions = []
+    monkeypatch.setattr(list_cache, "compress", lambda body: compressions.append(1) or gzip.compress(body, mtime=0))
+
+    answers = [client.get("/api/agents", HTTP_ACCEPT_ENCODING="gzip").content for _ in range(12)]
+
+    assert len(built) == 1 and len(compressions) == 1
+    assert {gzip.decompress(answer) for answer in answers} == {client.get("/api/agents").content}
+    assert len({len(answer) for answer in answers}) > 1  # BREACH: the length varies
