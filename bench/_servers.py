@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,8 +23,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def command(server: str, port: int) -> list[str]:
+def command(server: str, port: int, root: Path = ROOT) -> list[str]:
     """The server as the Procfile's `web` line runs it, on `port`, without an access log."""
+    if server == "granian" and not (root / "fleet" / "web.py").exists():  # a checkout from before fleet.web
+        return [
+            sys.executable, "-m", "granian", "--interface", "wsgi", "--host", HOST, "--port", str(port),
+            "--workers", str(WORKERS), "--blocking-threads", "1", "--no-ws", "--log-level", "warning",
+            "fleet.wsgi:application",
+        ]
     if server == "gunicorn":
         return [
             sys.executable, "-m", "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
@@ -38,19 +45,27 @@ def command(server: str, port: int) -> list[str]:
 
 
 class Server:
+    """`name` is a server ("granian", "gunicorn"), optionally "@<path>" of another checkout whose
+    code it runs (e.g. "gunicorn@/work/main": before and after, on the same database and machine)."""
+
     def __init__(self, name: str):
         from django.conf import settings
 
         self.name = name
+        server, _, checkout = name.partition("@")
+        root = Path(checkout).resolve() if checkout else ROOT
         self.port = free_port()
-        self.log_path = ROOT / "var" / f"bench_{name}.log"
+        self.log_path = ROOT / "var" / f"bench_{server}{'_' + root.name if checkout else ''}.log"
         self.log_path.parent.mkdir(exist_ok=True)
         env = dict(os.environ)
         # Production-like: DEBUG off (no query log); the same keys, so the bench's tokens verify.
         # PYTHONPATH: this checkout's code, whatever else the environment has installed.
-        env.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY, PYTHONPATH=str(ROOT),
+        # Metric files in a folder of the bench's own: the server empties it when it starts.
+        self.metrics_dir = ROOT / "var" / f"bench-prometheus-{self.port}"
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(self.metrics_dir)
+        env.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY, PYTHONPATH=str(root),
                    FLEET_ENCRYPTION_KEYS=settings.FLEET_ENCRYPTION_KEYS)
-        self.process = subprocess.Popen(command(name, self.port), cwd=ROOT, env=env,
+        self.process = subprocess.Popen(command(server, self.port, root), cwd=root, env=env,
                                         stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT)
         self._wait_until_up()
 
@@ -92,3 +107,4 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)

@@ -4,7 +4,8 @@
 
 The data is bench.agents_list's: one caller, editor of 50 workspaces, 1,050 agents visible.
 Each server (BENCH_SERVERS, default "granian,gunicorn"; 2 worker processes each, DEBUG off, as
-the Procfile runs them) is started once; then BENCH_ROUNDS rounds (default 3) run every
+the Procfile runs them; "gunicorn@/path/to/checkout" runs another checkout's code, for before
+and after on the same machine and database) is started once; then BENCH_ROUNDS rounds (default 3) run every
 scenario on every server in turn, BENCH_SECONDS each (default 5), so a burst of other work on
 a shared machine weighs on every server alike; each figure is the median of the rounds.
 
