@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from uuid import UUID
 
 from django.db import connection
@@ -249,6 +250,22 @@ def _role_on_agent(principal: Principal, agent: Agent) -> Role | None:
     return session_role(principal, max((Role.parse(label) for label in labels), default=None))
 
 
+@cache
+def _agent_by_id_sql() -> str:
+    table, quote = Agent._meta.db_table, connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in Agent._meta.concrete_fields)
+    return f"SELECT {columns} FROM {quote(table)} WHERE {quote(Agent._meta.pk.column)} = %s LIMIT 1"
+
+
+def _agent_by_id(agent_uuid) -> Agent | None:
+    """One agent by primary key, from SQL of fixed text (prepared once per connection on
+    PostgreSQL): compiling the ORM query was a sixth of the CPU of GET /agents/:id. A raw
+    query still converts every column as the ORM does (encrypted and JSON fields too)."""
+    key = Agent._meta.pk.get_db_prep_value(agent_uuid, connection)
+    with prepared_statements():
+        return next(iter(Agent.objects.raw(_agent_by_id_sql(), [key])), None)
+
+
 def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER) -> AgentAccess:
     """The agent and the caller's role on it, or 404 (not visible) / 403 (role too low).
 
@@ -258,8 +275,7 @@ def agent_access(principal: Principal, agent_id, *, min_role: Role = Role.VIEWER
     """
     require_agent_scope(principal, min_role)
     agent_uuid = uuid_or_none(agent_id)
-    # By primary key: no ordering to compile.
-    agent = next(iter(Agent.objects.filter(pk=agent_uuid).order_by()[:1]), None) if agent_uuid else None
+    agent = _agent_by_id(agent_uuid) if agent_uuid else None
     if agent is None:
         raise NotFound(AGENT_NOT_FOUND)
     role = _role_on_agent(principal, agent)
