@@ -6,3 +6,6 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     # Jobs for celery beat (fleet.periodic.PeriodicJob), installed by setup_periodic_tasks.
     periodic_tasks: tuple = ()
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401  (the user cache follows every change to a user)

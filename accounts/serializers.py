@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from fleet.api.serializers import TimestampField
+from fleet.api.serializers import FlatOutput, TimestampField
 
 
-class UserOut(serializers.Serializer):
+class UserOut(FlatOutput, serializers.Serializer):
     """The user record: GET /auth/me, and `user` of POST /auth/oauth-login."""
 
     id = serializers.UUIDField()

@@ -6,12 +6,14 @@ import uuid
 
 import jwt
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from fleet.api.principal import Principal
 
 from .models import User
+from .user_cache import cached_user, remember_user, users_changed
 
 ALGORITHM = "HS256"
 AUDIENCE = "fleet-session"
@@ -43,17 +45,25 @@ def user_from_session_token(token: str):
         user_id = uuid.UUID(str(payload["sub"]))
     except (jwt.PyJWTError, ValueError, TypeError):
         return None
-    # Every authenticated request comes here: a primary-key read, no ordering to compile. The
-    # token version is checked against that same row: revocation costs no extra query.
+    version = payload.get("ver", 0)
+    # Every authenticated request comes here: served from this process's short-lived cache
+    # (keyed by the token version, so a revoked token never matches), else a primary-key read,
+    # no ordering to compile, whose token version is checked against that same row.
+    user = cached_user(user_id, version)
+    if user is not None:
+        return user
     user = next(iter(User.objects.filter(pk=user_id, is_active=True).order_by()[:1]), None)
-    if user is None or payload.get("ver", 0) != user.token_version:
+    if user is None or version != user.token_version:
         return None
+    remember_user(user)
     return user
 
 
 def sessions_revoke(*, user) -> None:
     """End every session JWT of `user` at once (logout, password change, sign out everywhere)."""
     User.objects.filter(pk=user.pk).update(token_version=F("token_version") + 1)
+    users_changed()  # now, and again once committed: no process keeps the old version cached
+    transaction.on_commit(users_changed)
     user.refresh_from_db(fields=["token_version"])
 
 

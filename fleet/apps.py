@@ -19,3 +19,6 @@ class FleetConfig(AppConfig):
         from .crypto import key_ring
 
         key_ring()  # a malformed FLEET_ENCRYPTION_KEYS stops start-up, not the first save
+        from .request_path import skip_no_op_cache_closing
+
+        skip_no_op_cache_closing()

@@ -1,4 +1,5 @@
-"""gunicorn settings for the `web` process (Procfile: `gunicorn -c python:fleet.gunicorn_conf`).
+"""gunicorn settings, for running the web application under gunicorn instead of the Procfile's
+granian (fleet/web.py says why granian): `gunicorn -c python:fleet.gunicorn_conf fleet.wsgi:application`.
 
 With several web workers each keeps its own Prometheus counters; prometheus_client's
 multiprocess mode has every worker write them to files in PROMETHEUS_MULTIPROC_DIR, and
@@ -9,8 +10,6 @@ so the master empties it here, once, before it forks.
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 # A sync worker silent this long is killed. gunicorn's 30 s is shorter than the slowest
 # synchronous routes: a channel CLI login inside the workload (up to
@@ -20,7 +19,6 @@ timeout = 90
 # The longest request line accepted (gunicorn's maximum; its default 4094 refuses, as an HTML
 # 414, URLs a browser sends with a long percent-encoded query).
 limit_request_line = 8190
-
 
 
 def _binds(addresses: str, port: str) -> list[str]:
@@ -35,13 +33,11 @@ bind = _binds(
     os.environ.get("FLEET_PORT") or os.environ.get("PORT") or "8000",
 )
 
-DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
-
 
 def on_starting(server) -> None:
-    path = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DEFAULT_METRICS_DIR)))
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True, exist_ok=True)
+    from fleet.web import prepare_metrics_dir
+
+    prepare_metrics_dir()
 
 
 def child_exit(server, worker) -> None:

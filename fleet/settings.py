@@ -433,3 +433,16 @@ LOGGING = {
         "celery.worker.strategy": {"level": _QUIET_UNLESS_DEBUG},
     },
 }
+
+# --- Request path (issue 19) ----------------------------------------------------------
+# How long a web process trusts the user row a session token names (accounts.user_cache);
+# changes in this host's processes apply at once, elsewhere within this time. 0 turns it off.
+USER_CACHE_SECONDS = env.float("USER_CACHE_SECONDS", default=5.0)
+# PostgreSQL through fleet.postgresql: CONN_HEALTH_CHECKS's per-request `SELECT 1` only for a
+# connection idle longer than this (seconds); 0 checks before every request, as Django does.
+DB_HEALTH_CHECK_IDLE_SECONDS = env.float("DB_HEALTH_CHECK_IDLE_SECONDS", default=10.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "fleet.postgresql"
+# GET /agents: the last body of each caller kept per web process, up to this many MB
+# (agents.list_cache; invalidated by the list version the database bumps). 0 turns it off.
+AGENT_LIST_CACHE_MB = env.int("AGENT_LIST_CACHE_MB", default=16)

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from .admin_login import admin_login
+from .api.routing import indexed
 from .metrics import API_NOT_FOUND_URL_NAME, metrics_view
 from .views import HealthView, api_not_found, home
 
@@ -23,6 +24,7 @@ api_patterns = [
     # [\s\S]: a path holding a newline (%0A) is caught too, not left to Django's HTML 404.
     re_path(r"^[\s\S]*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
 ]
+api_patterns = indexed(api_patterns)  # each app's routes skipped at once when the first segment is none of theirs
 
 urlpatterns = [
     path("", home, name="home"),  # a landing page with links, not a 404

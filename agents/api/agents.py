@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse, HttpResponseNotModified
+from django.middleware.gzip import re_accepts_gzip
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from fleet.api.fields import IntegerField, NumberField, RawStringField
+from fleet.api.gzip import GZipMiddleware, with_random_name
 from fleet.api.permissions import IsAuthenticated, RequireScope, principal_of, require_scope
+from fleet.api.renderers import dumps
 from fleet.api.views import ApiView
 from workspaces.roles import Scope
 
+from .. import list_cache
 from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
@@ -34,7 +40,29 @@ class AgentListApi(ApiView):
             query = self.FilterSerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             scope = query.validated_data["scope"]
-        return Response(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+        # The version first (agents.list_cache): the rows read after it are at least as new.
+        key = list_cache.caller_key(self.principal, scope)
+        etag = list_cache.list_etag(list_cache.list_version(), key)
+        if list_cache.etag_matches(request.META.get("HTTP_IF_NONE_MATCH", ""), etag):
+            response = HttpResponseNotModified()
+            response["ETag"] = etag
+            return response
+        body = list_cache.cached_body(key, etag)
+        if body is None:
+            body = dumps(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+            list_cache.remember_body(key, etag, body)
+        if len(body) >= 200 and re_accepts_gzip.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+            # Compressed once per cached body, not per answer; what fleet.api.gzip would send.
+            compressed = list_cache.gzipped_body(key, etag, body)
+            response = HttpResponse(with_random_name(compressed, GZipMiddleware.max_random_bytes),
+                                    content_type="application/json")
+            response["Content-Encoding"] = "gzip"
+            patch_vary_headers(response, ("Accept-Encoding",))
+            etag = "W/" + etag  # a strong ETag becomes weak once compressed (RFC 9110 8.8.1)
+        else:
+            response = HttpResponse(body, content_type="application/json")
+        response["ETag"] = etag
+        return response
 
 
 def _optional(field_class, **kwargs):

@@ -12,7 +12,7 @@ import copy
 
 from rest_framework import serializers
 
-from fleet.api.serializers import IntegerField, NumberField, TimestampField
+from fleet.api.serializers import FlatOutput, IntegerField, NumberField, TimestampField
 
 from ..models import DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from ..selectors import LIST_KEYS
@@ -61,7 +61,7 @@ class AgentOut(_AgentCore):
     sandbox_type = serializers.ChoiceField(choices=SandboxProfile.choices)
 
 
-class AgentDetailOut(AgentOut):
+class AgentDetailOut(FlatOutput, AgentOut):
     """An agent with the caller's role on it and whether the caller owns it directly."""
 
     # The caller's standing comes from the view's agents.selectors.AgentAccess, context["access"].

@@ -21,7 +21,12 @@ COMPRESS_LEVEL = 1
 def compress(content: bytes, *, level: int = COMPRESS_LEVEL, max_random_bytes: int = 0) -> bytes:
     """django.utils.text.compress_string at `level`: gzip with mtime 0 and, against BREACH, a
     file name of random length in the header."""
-    compressed = gzip.compress(content, compresslevel=level, mtime=0)
+    return with_random_name(gzip.compress(content, compresslevel=level, mtime=0), max_random_bytes)
+
+
+def with_random_name(compressed: bytes, max_random_bytes: int) -> bytes:
+    """A gzip member (made with no file name) given a file name of random length, per answer:
+    a body compressed once and kept (agents.list_cache) still varies in length (BREACH)."""
     if not max_random_bytes:
         return compressed
     header = bytearray(compressed[:10])

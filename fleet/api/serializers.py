@@ -9,11 +9,13 @@ renderer (orjson) as they are, so a timestamp is written as isoformat() (`+00:00
 
 from __future__ import annotations
 
+import copy
+
 from rest_framework import serializers
 
 from .fields import IntegerField, NumberField
 
-__all__ = ["IntegerField", "NumberField", "SuccessOut", "TimestampField"]
+__all__ = ["FlatOutput", "IntegerField", "NumberField", "SuccessOut", "TimestampField"]
 
 
 class TimestampField(serializers.DateTimeField):
@@ -25,3 +27,22 @@ class SuccessOut(serializers.Serializer):
     """`{"success": true}`: the answer of routes that only act."""
 
     success = serializers.BooleanField()
+
+
+class FlatOutput:
+    """For an output serializer of plain fields on a hot route (issue 19): its fields are
+    deep-copied once per class, not per answer (DRF rebuilds every field of every serializer
+    instance, about a tenth of GET /api/auth/me), and each instance binds shallow copies of
+    them. A field holds no per-answer state beyond what binding sets on the copy; a nested
+    serializer would (its child stays bound to its first parent), so a class with one keeps
+    DRF's deep copy."""
+
+    def get_fields(self):
+        cls = type(self)
+        template = cls.__dict__.get("_flat_output_fields")
+        if template is None:
+            template = copy.deepcopy(self._declared_fields)
+            if any(isinstance(field, serializers.BaseSerializer) for field in template.values()):
+                return template  # nested: no sharing
+            cls._flat_output_fields = template
+        return {name: copy.copy(field) for name, field in template.items()}

@@ -1,9 +1,11 @@
-"""/metrics under a real gunicorn with two workers sums the counters of both."""
+"""/metrics under a real web server with two workers sums the counters of both: the Procfile's
+web process (granian, fleet/web.py) and gunicorn with fleet/gunicorn_conf.py."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -17,10 +19,18 @@ from tests.support import wait_until
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _procfile_config() -> str:
-    """The -c argument the Procfile's web process starts gunicorn with."""
+def _procfile_web(port: int) -> list[str]:
+    """The Procfile's web command, on `port` of loopback, with 2 workers."""
     web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    return re.search(r"gunicorn -c (\S+)", web).group(1)
+    values = {"BIND_ADDRESS": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2"}
+    command = re.sub(r"\$\{(\w+):-[^}]*\}", lambda m: values[m.group(1)], web.removeprefix("web:"))
+    words = shlex.split(command)
+    return [sys.executable if words[0] == "python" else words[0], *words[1:]]
+
+
+def _gunicorn(port: int) -> list[str]:
+    return [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
+            "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"]
 
 
 def _free_port() -> int:
@@ -37,22 +47,19 @@ def _get(url: str) -> str | None:
         return None
 
 
-@pytest.fixture
-def gunicorn(tmp_path):
+@pytest.fixture(params=[_procfile_web, _gunicorn], ids=["procfile", "gunicorn"])
+def server(request, tmp_path):
     port = _free_port()
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     (metrics_dir / "stale.db").write_bytes(b"left by an earlier run")
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "DEBUG": "true"}
-    process = subprocess.Popen(
-        [Path(sys.executable).parent / "gunicorn", "-c", _procfile_config(), "fleet.wsgi:application",
-         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    process = subprocess.Popen(request.param(port), cwd=ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_until(lambda: _get(f"http://127.0.0.1:{port}/metrics") is not None or process.poll() is not None,
                    timeout=60, interval=0.2)
-        assert process.poll() is None, "gunicorn exited"
+        assert process.poll() is None, "the server exited"
         yield port, metrics_dir
     finally:
         process.terminate()
@@ -63,11 +70,11 @@ def _requests_counted(metrics: str) -> float:
     return sum(float(v) for v in re.findall(r"^fleet_http_requests_total\{[^}]*\} (\S+)$", metrics, re.MULTILINE))
 
 
-def test_metrics_are_read_from_the_workers_files_in_an_emptied_folder(gunicorn):
-    port, metrics_dir = gunicorn
+def test_metrics_are_read_from_the_workers_files_in_an_emptied_folder(server):
+    port, metrics_dir = server
     assert not (metrics_dir / "stale.db").exists()
 
-    for _ in range(20):  # fresh connections: the master may hand them to either worker
+    for _ in range(20):  # fresh connections: either worker may take each
         _get(f"http://127.0.0.1:{port}/api/no-such-route")
     metrics = _get(f"http://127.0.0.1:{port}/metrics")
 

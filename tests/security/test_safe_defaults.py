@@ -51,7 +51,9 @@ def test_the_procfile_binds_loopback_unless_told_otherwise(monkeypatch):
     from fleet import gunicorn_conf
 
     web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    assert "0.0.0.0" not in web and "--bind" not in web  # fleet/gunicorn_conf.py binds
+    assert "0.0.0.0" not in web
+    assert "--host ${BIND_ADDRESS:-127.0.0.1} " in web  # fleet.web (granian): the host apart from the port
+    # gunicorn, the other server that runs the same application, binds the same way.
     for name in ("BIND_ADDRESS", "FLEET_PORT", "PORT"):
         monkeypatch.delenv(name, raising=False)
     assert importlib.reload(gunicorn_conf).bind == ["127.0.0.1:8000"]

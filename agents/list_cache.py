@@ -1,0 +1,113 @@
+"""GET /agents from its version (issue 19): an ETag on every answer, 304 Not Modified without
+building the body, and the last body of each caller kept in this process.
+
+The list version is one counter that database triggers bump in every transaction that writes
+what a list shows (agents, assignments, workspaces, memberships, API keys, users' role,
+activity and token version: migration agents 0007). A caller's answer is a function of the data
+and of who asks, so (version, caller, scope) names it: the ETag is built from them alone.
+
+The version is read before the rows, in its own statement: under READ COMMITTED the rows are
+then at least as new as the version, never older, so a body is never kept under a version
+newer than its data (a write committed in between only makes the entry miss next time).
+Inside a transaction (tests, or code that already wrote in it) the body is neither read from
+nor put in the cache: that transaction may see rows no one else will.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+
+from django.conf import settings
+from django.db import connection
+
+from fleet.api.gzip import compress
+from fleet.api.principal import Principal
+
+# caller key -> [ETag, body, the body gzipped (once a client asked for it) or None]
+_bodies: OrderedDict[str, list] = OrderedDict()
+_cached_bytes = 0
+
+
+def list_version() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version FROM fleet_list_version WHERE id = 1")
+        return cursor.fetchone()[0]
+
+
+def caller_key(principal: Principal, scope: str) -> str:
+    """Everything besides the data that a list answer depends on."""
+    user = principal.user
+    return "|".join((
+        str(user.pk), user.role, principal.kind, str(principal.api_key_id or ""),
+        str(principal.workspace_id or ""), ",".join(sorted(principal.scopes)), principal.issuer_role or "", scope,
+    ))
+
+
+def list_etag(version: int, key: str) -> str:
+    digest = hashlib.blake2b(f"{version}|{key}".encode(), digest_size=12).hexdigest()
+    return f'"{digest}"'
+
+
+def etag_matches(if_none_match: str, etag: str) -> bool:
+    """If-None-Match's weak comparison (RFC 9110 13.1.2): W/ ignored, `*` matches anything.
+    gzip turns the ETag weak (W/"..."), so clients send back either form."""
+    if not if_none_match:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    wanted = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == wanted for tag in if_none_match.split(","))
+
+
+def cacheable() -> bool:
+    return settings.AGENT_LIST_CACHE_MB > 0 and not connection.in_atomic_block
+
+
+def cached_body(key: str, etag: str) -> bytes | None:
+    entry = _bodies.get(key)
+    if entry is None or entry[0] != etag or not cacheable():
+        return None
+    _bodies.move_to_end(key)
+    return entry[1]
+
+
+def gzipped_body(key: str, etag: str, body: bytes) -> bytes:
+    """The body gzipped (fleet.api.gzip's level, no file name), compressed once per cached body."""
+    entry = _bodies.get(key)
+    if entry is not None and entry[0] == etag and entry[2] is not None:
+        return entry[2]
+    compressed = compress(body)
+    if entry is not None and entry[0] == etag and cacheable():
+        global _cached_bytes
+        entry[2] = compressed
+        _cached_bytes += len(compressed)
+    return compressed
+
+
+def remember_body(key: str, etag: str, body: bytes) -> None:
+    """Keep the body (replacing the caller's older one), the least recently used ones going first
+    once AGENT_LIST_CACHE_MB is reached."""
+    global _cached_bytes
+    if not cacheable():
+        return
+    limit = settings.AGENT_LIST_CACHE_MB * 1024 * 1024
+    if len(body) > limit:
+        return
+    old = _bodies.pop(key, None)
+    if old is not None:
+        _cached_bytes -= _size(old)
+    while _bodies and _cached_bytes + len(body) > limit:
+        _cached_bytes -= _size(_bodies.popitem(last=False)[1])
+    _bodies[key] = [etag, body, None]
+    _cached_bytes += len(body)
+
+
+def _size(entry: list) -> int:
+    return len(entry[1]) + len(entry[2] or b"")
+
+
+def forget_bodies() -> None:
+    global _cached_bytes
+    _bodies.clear()
+    _cached_bytes = 0
