@@ -20,7 +20,7 @@ from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper,
 
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
-from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired
+from fleet.errors import Forbidden, MissingScope, NotFound
 from fleet.postgresql.prepared import prepared_statements
 from workspaces.access import workspace_roles
 from workspaces.models import Membership, Workspace
