@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import socket
 import subprocess
 import sys
@@ -20,12 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _procfile_web(port: int) -> list[str]:
-    """The Procfile's web command, on `port` of loopback, with 2 workers."""
+    """The Procfile's web command as a platform runs it (a shell, the venv's python first on
+    PATH), on `port` of loopback, with 2 workers."""
     web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    values = {"BIND_ADDRESS": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "2"}
-    command = re.sub(r"\$\{(\w+):-[^}]*\}", lambda m: values[m.group(1)], web.removeprefix("web:"))
-    words = shlex.split(command)
-    return [sys.executable if words[0] == "python" else words[0], *words[1:]]
+    settings = f"BIND_ADDRESS=127.0.0.1 PORT={port} FLEET_PORT={port} WEB_CONCURRENCY=2"
+    return ["/bin/sh", "-c", f"PATH={Path(sys.executable).parent}:$PATH {settings}; {web.removeprefix('web:')}"]
 
 
 def _gunicorn(port: int) -> list[str]:
