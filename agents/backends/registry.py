@@ -49,7 +49,7 @@ def _remote_instances() -> list[str]:
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, instances=_remote_instances),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances),
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
 }
 

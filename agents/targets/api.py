@@ -1,0 +1,144 @@
+"""Remote Docker host routes: /api/remote-hosts (session only: a key is refused before any
+lookup) and /api/admin/remote-hosts (platform admins: platform hosts and their grants).
+Thin views: the rules are in agents.targets.remote_hosts and agents.targets.access."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from fleet.api.permissions import PlatformAdminOnly, SessionOnly
+from fleet.api.serializers import SuccessOut
+from fleet.api.views import ApiView
+
+from . import grants as target_grants
+from . import remote_hosts
+from .serializers import AdminRemoteHostIn, AdminRemoteHostOut, HostTestOut, RemoteHostIn, RemoteHostOut
+
+SESSION = (SessionOnly,)
+ADMIN = (PlatformAdminOnly,)
+
+
+def _valid(serializer_class, request, *, partial: bool = False) -> dict:
+    data = serializer_class(data=request.data, partial=partial)
+    data.is_valid(raise_exception=True)
+    return data.validated_data
+
+
+def _host_body(hosts, user, *, many: bool = False):
+    items = list(hosts) if many else [hosts]
+    context = {"user": user, "shares": remote_hosts.shares_of(items)}
+    return RemoteHostOut(hosts, many=many, context=context).data
+
+
+def _admin_body(hosts, user, *, many: bool = False):
+    items = list(hosts) if many else [hosts]
+    context = {"user": user, "shares": {},
+               "grants": target_grants.grants_of_many([host.execution_target_id for host in items])}
+    return AdminRemoteHostOut(hosts, many=many, context=context).data
+
+
+class RemoteHostListApi(ApiView):
+    access = {"GET": SESSION, "POST": SESSION}
+
+    @extend_schema(responses=RemoteHostOut(many=True))
+    def get(self, request):
+        hosts = list(remote_hosts.remote_hosts_visible(self.principal))
+        return Response(_host_body(hosts, self.principal.user, many=True))
+
+    @extend_schema(request=RemoteHostIn, responses={201: RemoteHostOut})
+    def post(self, request):
+        data = _valid(RemoteHostIn, request)
+        host = remote_hosts.remote_host_create(owner=self.principal.user, data=data)
+        return Response(_host_body(host, self.principal.user), status=status.HTTP_201_CREATED)
+
+
+class RemoteHostDetailApi(ApiView):
+    access = {"GET": SESSION, "PATCH": SESSION, "DELETE": SESSION}
+
+    @extend_schema(responses=RemoteHostOut)
+    def get(self, request, host_id):
+        return Response(_host_body(remote_hosts.remote_host_visible(self.principal, host_id), self.principal.user))
+
+    @extend_schema(request=RemoteHostIn, responses=RemoteHostOut)
+    def patch(self, request, host_id):
+        host = remote_hosts.remote_host_owned(self.principal, host_id)
+        host = remote_hosts.remote_host_update(host=host, data=_valid(RemoteHostIn, request, partial=True))
+        return Response(_host_body(host, self.principal.user))
+
+    @extend_schema(responses={200: SuccessOut})
+    def delete(self, request, host_id):
+        remote_hosts.remote_host_delete(host=remote_hosts.remote_host_owned(self.principal, host_id))
+        return Response(SuccessOut({"success": True}).data)
+
+
+class RemoteHostTestApi(ApiView):
+    access = {"POST": SESSION}
+
+    @extend_schema(request=None, responses=HostTestOut)
+    def post(self, request, host_id):
+        host = remote_hosts.remote_host_owned(self.principal, host_id)
+        return Response(HostTestOut(remote_hosts.remote_host_test(host=host)).data)
+
+
+class RemoteHostShareApi(ApiView):
+    access = {"POST": SESSION, "DELETE": SESSION}
+
+    @extend_schema(request=None, responses=RemoteHostOut)
+    def post(self, request, host_id, workspace_id):
+        host = remote_hosts.remote_host_owned(self.principal, host_id)
+        remote_hosts.remote_host_share(principal=self.principal, host=host, workspace_id=workspace_id)
+        return Response(_host_body(host, self.principal.user))
+
+    @extend_schema(responses=RemoteHostOut)
+    def delete(self, request, host_id, workspace_id):
+        host = remote_hosts.remote_host_owned(self.principal, host_id)
+        remote_hosts.remote_host_unshare(host=host, workspace_id=workspace_id)
+        return Response(_host_body(host, self.principal.user))
+
+
+class AdminRemoteHostListApi(ApiView):
+    access = {"GET": ADMIN, "POST": ADMIN}
+
+    @extend_schema(responses=AdminRemoteHostOut(many=True))
+    def get(self, request):
+        return Response(_admin_body(list(remote_hosts.platform_hosts()), self.principal.user, many=True))
+
+    @extend_schema(request=AdminRemoteHostIn, responses={201: AdminRemoteHostOut})
+    def post(self, request):
+        data = _valid(AdminRemoteHostIn, request)
+        grants = data.pop("grants", None)
+        host = remote_hosts.remote_host_create(owner=None, data=data, grants=grants or {},
+                                               created_by=self.principal.user)
+        return Response(_admin_body(host, self.principal.user), status=status.HTTP_201_CREATED)
+
+
+class AdminRemoteHostDetailApi(ApiView):
+    access = {"GET": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
+
+    @extend_schema(responses=AdminRemoteHostOut)
+    def get(self, request, host_id):
+        return Response(_admin_body(remote_hosts.platform_host_get(host_id), self.principal.user))
+
+    @extend_schema(request=AdminRemoteHostIn, responses=AdminRemoteHostOut)
+    def patch(self, request, host_id):
+        host = remote_hosts.platform_host_get(host_id)
+        data = _valid(AdminRemoteHostIn, request, partial=True)
+        grants = data.pop("grants", None)
+        host = remote_hosts.remote_host_update(host=host, data=data, grants=grants, acting_user=self.principal.user)
+        return Response(_admin_body(host, self.principal.user))
+
+    @extend_schema(responses={200: SuccessOut})
+    def delete(self, request, host_id):
+        remote_hosts.remote_host_delete(host=remote_hosts.platform_host_get(host_id))
+        return Response(SuccessOut({"success": True}).data)
+
+
+class AdminRemoteHostTestApi(ApiView):
+    access = {"POST": ADMIN}
+
+    @extend_schema(request=None, responses=HostTestOut)
+    def post(self, request, host_id):
+        host = remote_hosts.platform_host_get(host_id)
+        return Response(HostTestOut(remote_hosts.remote_host_test(host=host)).data)
