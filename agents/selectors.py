@@ -40,6 +40,7 @@ LIST_FIELDS = (
     ("status", "status"),
     ("runtime_family", "runtime_family"),
     ("deploy_target", "deploy_target"),
+    ("execution_target_id", "execution_target_id"),
     ("sandbox_profile", "sandbox_profile"),
     ("vcpu", "vcpu"),
     ("ram_mb", "ram_mb"),
