@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from fleet.api.permissions import PlatformAdminOnly, SessionOnly
+from fleet.api.permissions import PlatformAdminOnly, SessionOnly, principal_of
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
+from fleet.errors import SessionRequired
 
 from . import grants as target_grants
 from . import remote_hosts
@@ -18,6 +20,38 @@ from .serializers import AdminRemoteHostIn, AdminRemoteHostOut, HostTestOut, Rem
 
 SESSION = (SessionOnly,)
 ADMIN = (PlatformAdminOnly,)
+
+
+def RemoteHostRole(*, manage: bool) -> type[BasePermission]:  # noqa: N802 - used like a class in `access`
+    """Resolves `host_id` once (request.remote_host): a key 403 session_required before any
+    lookup; a host the caller may not see 404; `manage` (change, delete, test, share): its owner
+    only, 403 for those who merely use it."""
+
+    class _RemoteHostRole(BasePermission):
+        def has_permission(self, request, view):
+            principal = principal_of(request)
+            if principal.is_api_key:
+                raise SessionRequired()
+            find = remote_hosts.remote_host_owned if manage else remote_hosts.remote_host_visible
+            request.remote_host = find(principal, view.kwargs["host_id"])
+            return True
+
+    _RemoteHostRole.__name__ = f"RemoteHostRole[{'owner' if manage else 'user'}]"
+    return _RemoteHostRole
+
+
+class PlatformHost(PlatformAdminOnly):
+    """A platform admin, and the platform host `host_id` names (request.remote_host), else 404."""
+
+    def has_permission(self, request, view):
+        super().has_permission(request, view)
+        request.remote_host = remote_hosts.platform_host_get(view.kwargs["host_id"])
+        return True
+
+
+HOST_USER = (RemoteHostRole(manage=False),)
+HOST_OWNER = (RemoteHostRole(manage=True),)
+PLATFORM_HOST = (PlatformHost,)
 
 
 def _valid(serializer_class, request, *, partial: bool = False) -> dict:
@@ -55,47 +89,44 @@ class RemoteHostListApi(ApiView):
 
 
 class RemoteHostDetailApi(ApiView):
-    access = {"GET": SESSION, "PATCH": SESSION, "DELETE": SESSION}
+    access = {"GET": HOST_USER, "PATCH": HOST_OWNER, "DELETE": HOST_OWNER}
 
     @extend_schema(responses=RemoteHostOut)
     def get(self, request, host_id):
-        return Response(_host_body(remote_hosts.remote_host_visible(self.principal, host_id), self.principal.user))
+        return Response(_host_body(request.remote_host, self.principal.user))
 
     @extend_schema(request=RemoteHostIn, responses=RemoteHostOut)
     def patch(self, request, host_id):
-        host = remote_hosts.remote_host_owned(self.principal, host_id)
-        host = remote_hosts.remote_host_update(host=host, data=_valid(RemoteHostIn, request, partial=True))
+        data = _valid(RemoteHostIn, request, partial=True)
+        host = remote_hosts.remote_host_update(host=request.remote_host, data=data)
         return Response(_host_body(host, self.principal.user))
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, host_id):
-        remote_hosts.remote_host_delete(host=remote_hosts.remote_host_owned(self.principal, host_id))
+        remote_hosts.remote_host_delete(host=request.remote_host)
         return Response(SuccessOut({"success": True}).data)
 
 
 class RemoteHostTestApi(ApiView):
-    access = {"POST": SESSION}
+    access = {"POST": HOST_OWNER}
 
     @extend_schema(request=None, responses=HostTestOut)
     def post(self, request, host_id):
-        host = remote_hosts.remote_host_owned(self.principal, host_id)
-        return Response(HostTestOut(remote_hosts.remote_host_test(host=host)).data)
+        return Response(HostTestOut(remote_hosts.remote_host_test(host=request.remote_host)).data)
 
 
 class RemoteHostShareApi(ApiView):
-    access = {"POST": SESSION, "DELETE": SESSION}
+    access = {"POST": HOST_OWNER, "DELETE": HOST_OWNER}
 
     @extend_schema(request=None, responses=RemoteHostOut)
     def post(self, request, host_id, workspace_id):
-        host = remote_hosts.remote_host_owned(self.principal, host_id)
-        remote_hosts.remote_host_share(principal=self.principal, host=host, workspace_id=workspace_id)
-        return Response(_host_body(host, self.principal.user))
+        remote_hosts.remote_host_share(principal=self.principal, host=request.remote_host, workspace_id=workspace_id)
+        return Response(_host_body(request.remote_host, self.principal.user))
 
     @extend_schema(responses=RemoteHostOut)
     def delete(self, request, host_id, workspace_id):
-        host = remote_hosts.remote_host_owned(self.principal, host_id)
-        remote_hosts.remote_host_unshare(host=host, workspace_id=workspace_id)
-        return Response(_host_body(host, self.principal.user))
+        remote_hosts.remote_host_unshare(host=request.remote_host, workspace_id=workspace_id)
+        return Response(_host_body(request.remote_host, self.principal.user))
 
 
 class AdminRemoteHostListApi(ApiView):
@@ -115,15 +146,15 @@ class AdminRemoteHostListApi(ApiView):
 
 
 class AdminRemoteHostDetailApi(ApiView):
-    access = {"GET": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
+    access = {"GET": PLATFORM_HOST, "PATCH": PLATFORM_HOST, "DELETE": PLATFORM_HOST}
 
     @extend_schema(responses=AdminRemoteHostOut)
     def get(self, request, host_id):
-        return Response(_admin_body(remote_hosts.platform_host_get(host_id), self.principal.user))
+        return Response(_admin_body(request.remote_host, self.principal.user))
 
     @extend_schema(request=AdminRemoteHostIn, responses=AdminRemoteHostOut)
     def patch(self, request, host_id):
-        host = remote_hosts.platform_host_get(host_id)
+        host = request.remote_host
         data = _valid(AdminRemoteHostIn, request, partial=True)
         grants = data.pop("grants", None)
         host = remote_hosts.remote_host_update(host=host, data=data, grants=grants, acting_user=self.principal.user)
@@ -131,14 +162,13 @@ class AdminRemoteHostDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, host_id):
-        remote_hosts.remote_host_delete(host=remote_hosts.platform_host_get(host_id))
+        remote_hosts.remote_host_delete(host=request.remote_host)
         return Response(SuccessOut({"success": True}).data)
 
 
 class AdminRemoteHostTestApi(ApiView):
-    access = {"POST": ADMIN}
+    access = {"POST": PLATFORM_HOST}
 
     @extend_schema(request=None, responses=HostTestOut)
     def post(self, request, host_id):
-        host = remote_hosts.platform_host_get(host_id)
-        return Response(HostTestOut(remote_hosts.remote_host_test(host=host)).data)
+        return Response(HostTestOut(remote_hosts.remote_host_test(host=request.remote_host)).data)
