@@ -123,7 +123,7 @@ class RemoteHostShareApi(ApiView):
         remote_hosts.remote_host_share(principal=self.principal, host=request.remote_host, workspace_id=workspace_id)
         return Response(_host_body(request.remote_host, self.principal.user))
 
-    @extend_schema(responses=RemoteHostOut)
+    @extend_schema(responses={200: RemoteHostOut})
     def delete(self, request, host_id, workspace_id):
         remote_hosts.remote_host_unshare(host=request.remote_host, workspace_id=workspace_id)
         return Response(_host_body(request.remote_host, self.principal.user))
