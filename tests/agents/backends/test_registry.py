@@ -21,7 +21,7 @@ def test_backend_for_reads_the_agents_execution_target():
     assert isinstance(registry.backend_for(FakeAgent(execution_target_id="docker")), DockerBackend)
 
 
-@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "remote:host-1", "docker:extra", "proxmox"])
+@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "remote", "docker:extra", "proxmox"])
 def test_targets_without_a_registered_backend_raise_unknown_target(target_id):
     assert not registry.is_registered(target_id)
     with pytest.raises(UnknownTarget):
@@ -33,8 +33,8 @@ def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
         registry.backend_for_target("k8s:nope")
 
 
-def test_only_docker_is_a_registered_deploy_target_so_far():
-    assert registry.registered_deploy_targets() == {"docker"}
+def test_docker_and_remote_docker_are_the_registered_deploy_targets_so_far():
+    assert registry.registered_deploy_targets() == {"docker", "remote-docker"}
     assert registry.is_registered("docker")
 
 
@@ -49,7 +49,7 @@ def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
     assert registry.default_execution_target("k8s") is None
     assert registry.is_registered("k8s:cluster-1")
     assert not registry.is_registered("k8s")
-    assert registry.registered_deploy_targets() == {"docker", "k8s"}
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "remote-docker"}
 
 
 def test_a_deploy_target_nobody_registered_has_no_default():
