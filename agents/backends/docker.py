@@ -94,7 +94,21 @@ def engine_errors(host: str):
         urllib3.exceptions.HTTPError,
         docker_errors.DockerException,
     ) as exc:
-        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached.") from exc
+        why = _transport_failure(exc)
+        detail = f": {why}" if why else "."
+        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached{detail}") from exc
+
+
+def _transport_failure(exc: BaseException) -> BackendUnreachable | None:
+    """The reason a custom transport gave under docker-py (Remote Docker's SSH failures: a
+    refused sign-in, a changed host key), found in the exception's chain."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, BackendUnreachable):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def engine_client(host: str) -> docker.DockerClient:

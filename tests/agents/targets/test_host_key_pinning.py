@@ -41,7 +41,7 @@ def test_a_changed_host_key_fails_closed_until_the_pin_is_dropped(remote_setting
     assert "host_key_mismatch" in result["error"] and own_sshd.fingerprint in result["error"]
     stored = client.get(f"/api/remote-hosts/{host['id']}").json()
     assert (stored["status"], stored["hostKeyFingerprint"]) == ("failed", pinned)
-    with pytest.raises(BackendUnreachable):  # the backend never talks to the impostor either
+    with pytest.raises(BackendUnreachable, match="host_key_mismatch"):  # nor does the backend
         backend_for_target(f"remote:{host['id']}").probe()
 
     dropped = client.patch(f"/api/remote-hosts/{host['id']}", {"hostKeyFingerprint": None}, format="json").json()

@@ -101,4 +101,5 @@ def test_an_unreachable_host_is_502_on_requests_and_error_in_provisioning(remote
     deployed = client.post("/api/agents/deploy", {"deploy_target": "remote-docker", "execution_target_id": target},
                            format="json").json()["id"]
     celery_worker_live.wait_until(lambda: _status(deployed) == "error", timeout=60)
-    assert "could not be reached" in Agent.objects.get(pk=deployed).last_error
+    reason = Agent.objects.get(pk=deployed).last_error
+    assert "could not be reached" in reason and f"127.0.0.1:{host['port']} cannot be reached" in reason
