@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.backends.registry import backend_for
 from agents.models import Agent, WorkspaceAgent
+from agents.services.engine import workload_exec
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.accounts import UserFactory
 from tests.infra.sshd import SshServer
@@ -63,6 +65,15 @@ def test_a_hermes_agent_lives_and_dies_on_a_remote_host(live, sshd, docker_socke
     stats = client.get(f"/api/agents/{agent_id}/stats")
     assert stats.status_code == 200, stats.content
     assert stats.json()["running"] is True and stats.json()["memory_limit_mb"] == agent.ram_mb
+
+    # The rest of the protocol over the same pinned connection: probe, state files, exec.
+    backend = backend_for(agent)
+    engine = docker_engine.version()
+    assert backend.probe() == f"Docker {engine['Version']} (API {engine['ApiVersion']})"
+    backend.write_state_file(agent, "remote-check.txt", b"written over ssh")
+    assert backend.read_state_file(agent, "remote-check.txt") == b"written over ssh"
+    ran = workload_exec(agent, ["cat", "/state/remote-check.txt"], timeout=15, max_output=1000)
+    assert (ran.exit_code, ran.output) == (0, b"written over ssh")
 
     stopped = client.post(f"/api/agents/{agent_id}/stop")
     assert (stopped.status_code, stopped.json()["status"]) == (200, "stopped")
