@@ -199,3 +199,21 @@ def test_grant_sets_are_replaced_exactly(tenancy):
         False, {tenancy.admin.pk, tenancy.editor.pk}, (), ())
 
 
+
+
+def test_a_key_neither_lists_nor_operates_a_remote_agent_assigned_to_its_workspace(tenancy):
+    from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
+    from tests.support import client_for
+
+    host = RemoteHostFactory(owner=tenancy.owner)
+    remote = AgentFactory(owner=tenancy.owner, deploy_target="remote-docker",
+                          execution_target_id=host.execution_target_id)
+    local = AgentFactory(owner=tenancy.owner)
+    for agent in (remote, local):
+        WorkspaceAgentFactory(workspace=tenancy.workspace, agent=agent)
+    key = client_for(api_key=tenancy.key("agents:read", "agents:write"))
+
+    assert [row["id"] for row in key.get("/api/agents").json()] == [str(local.id)]
+    for response in (key.get(f"/api/agents/{remote.id}"), key.post(f"/api/agents/{remote.id}/stop")):
+        assert (response.status_code, response.json()["code"]) == (403, "session_required")
+    assert {row["id"] for row in client_for(tenancy.owner).get("/api/agents").json()} == {str(remote.id), str(local.id)}
