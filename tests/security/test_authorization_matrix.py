@@ -154,18 +154,20 @@ def agent_session_only(min_role: Role) -> Policy:
     return policy
 
 
+def platform_admin_only(caller: str) -> str:
+    """fleet.api.permissions.PlatformAdminOnly: keys 403 session_required, sessions other than a
+    platform admin's 403."""
+    if found := common(caller):
+        return found
+    return OK if caller == "platform_admin" else FORBIDDEN
+
+
 def agent_owner_only(caller: str) -> str:
     """Deleting an agent: its direct owner only (a key of the owner's, inside its workspace)."""
     found = agent(Role.EDITOR)(caller)
     if found != OK:
         return found
     return OK if caller == "agent_owner" else FORBIDDEN
-
-
-def platform_admin_only(caller: str) -> str:
-    """Platform-admin routes: the platform admin's session; other sessions 403; keys 403
-    session_required (a key never carries platform-admin power)."""
-    return common(caller) or (OK if caller == "platform_admin" else FORBIDDEN)
 
 
 def remote_host(*, manage: bool) -> Policy:
@@ -382,7 +384,7 @@ def matrix_remote_host(world: World, *, personal: bool):
     """A Remote Docker host at a documentation address (a connection test is refused at once):
     personal, of the workspace's owner and shared with the workspace; or a platform host."""
     from agents.targets.grants import target_grant_workspace_add
-    from tests.factories.targets import RemoteHostFactory
+    from tests.factories.remote_hosts import RemoteHostFactory
 
     host = RemoteHostFactory(owner=world.tenancy.owner if personal else None)
     if personal:

@@ -11,7 +11,7 @@ from agents.targets.grants import GrantSet, grants_of, target_grant_workspace_ad
 from agents.targets.models import GranteeKind, TargetGrant
 from fleet.api.principal import Principal
 from tests.factories.accounts import AdminFactory
-from tests.factories.targets import RemoteHostFactory
+from tests.factories.remote_hosts import RemoteHostFactory
 from tests.factories.workspaces import WorkspaceFactory
 from workspaces.models import Membership
 

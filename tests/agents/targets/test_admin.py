@@ -10,7 +10,7 @@ from accounts.groups import user_group_create
 from agents.targets.models import RemoteHost, TargetGrant
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.agents import AgentFactory
-from tests.factories.targets import RemoteHostFactory
+from tests.factories.remote_hosts import RemoteHostFactory
 from tests.infra.sshd import free_loopback_port
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from agents.backends import registry
 from agents.backends.docker import DockerBackend
 from agents.backends.registry import UnknownTarget
 from agents.backends.remote_docker import RemoteDockerBackend
-from tests.factories.targets import RemoteHostFactory
+from tests.factories.remote_hosts import RemoteHostFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from agents.models import Agent, WorkspaceAgent
 from agents.targets.grants import target_grant_workspace_add
 from agents.targets.models import RemoteHost
 from tests.factories.agents import AgentFactory
-from tests.factories.targets import RemoteHostFactory
+from tests.factories.remote_hosts import RemoteHostFactory
 from tests.infra.sshd import free_loopback_port, openssh_private_key
 from tests.support import client_for
 
