@@ -71,8 +71,12 @@ def deploy_target_of(execution_target_id: str) -> str | None:
 
 
 def is_registered(execution_target_id: str) -> bool:
+    """A backend serves the id's kind here, and the concrete target it names exists now (a
+    registered cluster or host; a configured Proxmox)."""
     target = _target(execution_target_id)
-    return target is not None and target.factory is not None
+    if target is None or target.factory is None:
+        return False
+    return target.instances is None or execution_target_id in target.instances()
 
 
 def backend_for_target(execution_target_id: str) -> RuntimeBackend:

@@ -50,9 +50,9 @@ def test_list_rows(tenancy):
     agent.refresh_from_db()
     assert_body(response, [{
         "id": str(agent.id), "name": "listed", "status": "stopped", "runtime_family": "openclaw",
-        "deploy_target": "docker", "execution_target_id": "docker",
-        "sandbox_profile": "standard", "vcpu": 1.5, "ram_mb": 1024, "disk_gb": 10,
-        "node": "local", "container_id": "", "paused_reason": "budget_exceeded", "created_at": iso(agent.created_at),
+        "deploy_target": "docker", "execution_target_id": "docker", "sandbox_profile": "standard", "vcpu": 1.5,
+        "ram_mb": 1024, "disk_gb": 10, "node": "local", "container_id": "", "paused_reason": "budget_exceeded",
+        "created_at": iso(agent.created_at),
         "sandbox_type": "standard", "isDirectOwner": False, "effectiveRole": "editor",
         "workspaces": [{"id": str(tenancy.workspace.id), "name": tenancy.workspace.name, "role": "member"}],
     }])

@@ -21,13 +21,17 @@ def test_backend_for_reads_the_agents_execution_target():
     assert isinstance(registry.backend_for(FakeAgent(execution_target_id="docker")), DockerBackend)
 
 
-@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "remote", "docker:extra", "proxmox"])
-def test_targets_without_a_registered_backend_raise_unknown_target(target_id):
+@pytest.mark.django_db
+@pytest.mark.parametrize("target_id", ["", "external", "k8s:cluster-1", "k8s:00000000-0000-0000-0000-000000000000",
+                                       "remote:host-1", "docker:extra", "proxmox"])
+def test_targets_without_a_registered_backend_raise_unknown_target(target_id, settings):
+    settings.PROXMOX_URL = ""  # proxmox is a target only when configured
     assert not registry.is_registered(target_id)
     with pytest.raises(UnknownTarget):
         registry.backend_for_target(target_id)
 
 
+@pytest.mark.django_db
 def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
     with pytest.raises(ValueError, match="k8s:nope"):
         registry.backend_for_target("k8s:nope")

@@ -42,7 +42,7 @@ def test_a_platform_target_without_grants_is_for_platform_admins_only(tenancy):
     assert can_deploy_to(session(tenancy.platform_admin), CLUSTER)
     assert not can_deploy_to(session(tenancy.owner), CLUSTER)
     refusal = deploy_refusal(session(tenancy.owner), CLUSTER)
-    assert refusal == f"The target '{CLUSTER}' is unknown or you may not deploy to it."
+    assert refusal == f"The target '{CLUSTER}' is unknown or unavailable."  # as for an id naming nothing
     # A key never carries its issuer's platform-admin power.
     workspace = WorkspaceFactory(owner=tenancy.platform_admin)
     assert not can_deploy_to(key(workspace, "agents:write"), CLUSTER)
