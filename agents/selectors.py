@@ -302,5 +302,5 @@ def workspace_agent_candidates(*, workspace: Workspace, principal: Principal) ->
     assigned = WorkspaceAgent.objects.filter(workspace=workspace, agent_id=OuterRef("pk"))
     agents = Agent.objects.filter(owner_id=principal.user.pk)
     if principal.is_api_key:
-        agents = agents.filter(Exists(assigned))
+        agents = agents.filter(Exists(assigned)).exclude(deploy_target__in=SESSION_ONLY_DEPLOY_TARGETS)
     return agents.only("id", "name", "status").annotate(assigned=Exists(assigned)).order_by("-created_at")

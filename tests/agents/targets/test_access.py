@@ -217,3 +217,11 @@ def test_a_key_neither_lists_nor_operates_a_remote_agent_assigned_to_its_workspa
     for response in (key.get(f"/api/agents/{remote.id}"), key.post(f"/api/agents/{remote.id}/stop")):
         assert (response.status_code, response.json()["code"]) == (403, "session_required")
     assert {row["id"] for row in client_for(tenancy.owner).get("/api/agents").json()} == {str(remote.id), str(local.id)}
+    workspace_agents = f"/api/workspaces/{tenancy.workspace.id}/agents"
+    assert [row["agentId"] for row in key.get(workspace_agents).json()] == [str(local.id)]
+    assert [row["agentId"] for row in key.get(f"/api/workspaces/{tenancy.workspace.id}/agent-candidates").json()] == [
+        str(local.id)]
+    relabel = key.post(workspace_agents, {"agentId": str(remote.id), "role": "gpu"}, format="json")
+    assert (relabel.status_code, relabel.json()["code"]) == (403, "session_required")
+    seen = {row["agentId"] for row in client_for(tenancy.owner).get(workspace_agents).json()}
+    assert seen == {str(remote.id), str(local.id)}
