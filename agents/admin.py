@@ -96,4 +96,5 @@ class AgentAdmin(AgentStatsChartsMixin, admin.ModelAdmin):
 
 
 from .budgets import admin as budgets_admin  # noqa: E402, F401
+from .targets import admin_clusters as clusters_admin  # noqa: E402, F401
 from .usage import admin as usage_admin  # noqa: E402, F401

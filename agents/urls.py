@@ -10,7 +10,10 @@ from django.urls import path
 
 from .api import agents, lifecycle, workspace_agents
 
-ROUTE_MODULES: tuple[str, ...] = ("agents.stats.urls", "agents.usage.urls", "agents.budgets.urls", "agents.files.urls")
+ROUTE_MODULES: tuple[str, ...] = (
+    "agents.stats.urls", "agents.usage.urls", "agents.budgets.urls", "agents.files.urls",
+    "agents.targets.k8s_urls",
+)
 
 urlpatterns = [
     path("agents", agents.AgentListApi.as_view(), name="agent-list"),

@@ -260,6 +260,22 @@ REMOTE_DOCKER_PUBLISH_ADDRESS = env.str("REMOTE_DOCKER_PUBLISH_ADDRESS", default
 # Provisioning: how long a new workload may take to answer its health check, and how often a
 # transient engine error is retried (backoff doubles from the base, at most 120 s).
 AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)
+# Kubernetes clusters (agents.targets, agents.backends.kubernetes): how long a redeploy waits for
+# the previous Deployment, Service and ConfigMap to be deleted before creating their replacement.
+K8S_DELETE_TIMEOUT_SECONDS = env.float("K8S_DELETE_TIMEOUT_SECONDS", default=60)
+# Proxmox VE (experimental; agents.backends.proxmox): the API, an API token ("user@realm!name"
+# and its secret), the node and storage agents' LXC containers go to, the template they are
+# created from (one volume, or per runtime "openclaw=<volume>,hermes=<volume>"), their network
+# device, and TLS verification ("true", "false", or the path of a CA bundle).
+PROXMOX_URL = env.str("PROXMOX_URL", default="")
+PROXMOX_TOKEN_ID = env.str("PROXMOX_TOKEN_ID", default="")
+PROXMOX_TOKEN_SECRET = env.str("PROXMOX_TOKEN_SECRET", default="")
+PROXMOX_NODE = env.str("PROXMOX_NODE", default="pve")
+PROXMOX_TEMPLATE = env.str("PROXMOX_TEMPLATE", default="")
+PROXMOX_STORAGE = env.str("PROXMOX_STORAGE", default="local-lvm")
+PROXMOX_NETWORK = env.str("PROXMOX_NETWORK", default="name=eth0,bridge=vmbr0,ip=dhcp")
+PROXMOX_VERIFY_TLS = env.str("PROXMOX_VERIFY_TLS", default="true")
+PROXMOX_TASK_TIMEOUT_SECONDS = env.float("PROXMOX_TASK_TIMEOUT_SECONDS", default=300)
 AGENT_PROVISION_MAX_RETRIES = env.int("AGENT_PROVISION_MAX_RETRIES", default=5)
 AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF_SECONDS", default=5)
 # Agent files, export and migration (agents.files): the largest file read or written through

@@ -13,7 +13,7 @@ from tests.support import Clock, Tenancy, client_for, frozen_clock
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings,
 # fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime.
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker",
-                  "tests.infra.fake_model", "tests.infra.runtimes",
+                  "tests.infra.fake_model", "tests.infra.runtimes", "tests.infra.kube",
                   # Watches logs and responses for secrets all session; tests/security/test_secrets_scan.py
                   # runs last and fails the run on a finding.
                   "tests.security.secrets_scan"]

@@ -46,11 +46,52 @@ def _remote_instances() -> list[str]:
     return [f"remote:{host_id}" for host_id in RemoteHost.objects.order_by("created_at").values_list("id", flat=True)]
 
 
+def _k8s(execution_target_id: str) -> RuntimeBackend:
+    from agents.backends.kubernetes import KubernetesBackend
+    from agents.targets.k8s_clusters import K8sCluster
+
+    cluster = K8sCluster.objects.filter(pk=_uuid_or_none(execution_target_id.partition(":")[2])).first()
+    if cluster is None:
+        raise UnknownTarget(f"No Kubernetes cluster {execution_target_id!r} is registered.")
+    return KubernetesBackend(cluster)
+
+
+def _k8s_instances() -> list[str]:
+    from agents.targets.k8s_clusters import K8sCluster
+
+    return [f"k8s:{pk}" for pk in K8sCluster.objects.order_by("name").values_list("pk", flat=True)]
+
+
+def _proxmox(execution_target_id: str) -> RuntimeBackend:
+    from django.conf import settings
+
+    from agents.backends.proxmox import ProxmoxBackend
+
+    if not settings.PROXMOX_URL:
+        raise UnknownTarget("Proxmox is not configured on this server (PROXMOX_URL).")
+    return ProxmoxBackend()
+
+
+def _proxmox_instances() -> list[str]:
+    from django.conf import settings
+
+    return ["proxmox"] if settings.PROXMOX_URL else []
+
+
+def _uuid_or_none(value: str):
+    import uuid
+
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
 TARGETS: dict[str, Target] = {
-    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker),
-    "k8s": Target(deploy_target="k8s", needs_id=True, factory=None),
+    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
+    "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances),
     "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances),
-    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=None),
+    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances),
 }
 
 
@@ -77,6 +118,12 @@ def is_registered(execution_target_id: str) -> bool:
     if target is None or target.factory is None:
         return False
     return target.instances is None or execution_target_id in target.instances()
+
+
+def probe_targets() -> list[str]:
+    """Every execution target id that exists now and should be probed."""
+    return [target_id for target in TARGETS.values() if target.factory is not None and target.instances
+            for target_id in target.instances()]
 
 
 def backend_for_target(execution_target_id: str) -> RuntimeBackend:

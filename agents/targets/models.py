@@ -121,3 +121,6 @@ class RemoteHost(models.Model):
     @property
     def is_platform(self) -> bool:
         return self.owner_id is None
+
+
+from .k8s_clusters import K8sCluster  # noqa: E402, F401 - the Kubernetes cluster registry

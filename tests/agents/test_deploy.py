@@ -87,9 +87,9 @@ def test_a_name_of_exactly_100_characters_is_accepted(user_client):
     [
         ({"runtime_family": "llama"}, "runtime_family"),
         ({"deploy_target": "mainframe"}, "deploy_target"),
-        ({"deploy_target": "k8s"}, "deploy_target"),  # not registered on this server
-        ({"deploy_target": "proxmox"}, "deploy_target"),
-        ({"execution_target_id": "k8s:prod"}, "deploy_target"),
+        ({"deploy_target": "k8s"}, "execution_target_id"),  # a cluster is never chosen automatically
+        ({"deploy_target": "proxmox"}, "execution_target_id"),  # PROXMOX_URL is not set here
+        ({"execution_target_id": "k8s:prod"}, "execution_target_id"),  # no such cluster
         ({"execution_target_id": "docker:elsewhere"}, "execution_target_id"),
         ({"deploy_target": "docker", "execution_target_id": "proxmox"}, "execution_target_id"),
         ({"sandbox_profile": "gvisor"}, "sandbox_profile"),

@@ -34,6 +34,7 @@ from integrations.services.connections import integration_connect
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import make_budget
 from tests.factories.alerts import make_rule
+from tests.factories.targets import make_cluster
 from tests.factories.workspaces import make_api_key, make_member
 from tests.support import Tenancy, client_for
 from workspaces.models import ApiKey, Membership
@@ -282,6 +283,13 @@ ACCESS: dict[str, dict[str, Policy]] = {
                     "DELETE": agent_session_only(Role.EDITOR)},
     "agent-export": {"GET": agent_session_only(Role.EDITOR)},
     "agent-migrations": {"POST": session_only},
+    # Registered targets: the Kubernetes cluster registry and the Proxmox target (platform admins;
+    # the world's cluster points at a closed port, so its test answers ok=false quickly).
+    "admin-k8s-clusters": {"GET": platform_admin_only, "POST": platform_admin_only},
+    "admin-k8s-cluster": {"GET": platform_admin_only, "PATCH": platform_admin_only, "DELETE": platform_admin_only},
+    "admin-k8s-cluster-test": {"POST": platform_admin_only},
+    "admin-proxmox": {"GET": platform_admin_only, "PATCH": platform_admin_only},
+    "admin-proxmox-test": {"POST": platform_admin_only},
     # User groups and registered targets (issue 14).
     "admin-user-group-list": {"GET": platform_admin_only, "POST": platform_admin_only},
     "admin-user-group-detail": {"GET": platform_admin_only, "PATCH": platform_admin_only,
@@ -362,6 +370,7 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "integration_id": lambda w: w.integration.id,
     "request_id": lambda w: "matrix-request",
     "path": lambda w: "workspace/notes.md",
+    "cluster_id": lambda w: make_cluster().id,
     "group_id": lambda w: matrix_user_group(w).id,
     "host_id": lambda w: matrix_remote_host(w, personal=True).id,
 }

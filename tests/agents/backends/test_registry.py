@@ -37,9 +37,20 @@ def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
         registry.backend_for_target("k8s:nope")
 
 
-def test_docker_and_remote_docker_are_the_registered_deploy_targets_so_far():
-    assert registry.registered_deploy_targets() == {"docker", "remote-docker"}
+def test_docker_k8s_proxmox_and_remote_docker_have_backends():
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox", "remote-docker"}
     assert registry.is_registered("docker")
+
+
+@pytest.mark.django_db
+def test_a_registered_cluster_is_a_target_with_a_kubernetes_backend_and_is_probed():
+    from agents.backends.kubernetes import KubernetesBackend
+    from tests.factories.targets import make_cluster
+
+    cluster = make_cluster()
+    assert registry.is_registered(cluster.execution_target_id)
+    assert isinstance(registry.backend_for_target(cluster.execution_target_id), KubernetesBackend)
+    assert cluster.execution_target_id in registry.probe_targets() and "docker" in registry.probe_targets()
 
 
 def test_docker_is_its_own_default_execution_target():
@@ -53,7 +64,7 @@ def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
     assert registry.default_execution_target("k8s") is None
     assert registry.is_registered("k8s:cluster-1")
     assert not registry.is_registered("k8s")
-    assert registry.registered_deploy_targets() == {"docker", "k8s", "remote-docker"}
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox", "remote-docker"}
 
 
 def test_a_deploy_target_nobody_registered_has_no_default():
