@@ -11,12 +11,13 @@ from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.db.models import Count
 from django.utils.html import format_html
 from unfold.forms import AdminPasswordChangeForm
 
 from fleet.admin_base import ModelAdmin
 
-from .models import User
+from .models import User, UserGroup, UserGroupMember
 from .services import password_length_problem
 from .tokens import sessions_revoke
 
@@ -108,3 +109,29 @@ class UserAdmin(DjangoUserAdmin, ModelAdmin):
             return "-"
         # Avatars are validated data:image URLs (no SVG) when saved through the API.
         return format_html('<img src="{}" alt="" style="max-height: 64px; max-width: 64px">', user.avatar)
+
+
+class UserGroupMemberInline(admin.TabularInline):
+    model = UserGroupMember
+    extra = 0
+    fields = ("user", "created_at")
+    readonly_fields = ("created_at",)
+    raw_id_fields = ("user",)
+
+
+@admin.register(UserGroup)
+class UserGroupAdmin(admin.ModelAdmin):
+    """User groups: grants of platform targets (agents.targets) name them."""
+
+    list_display = ("name", "description", "member_count", "created_at")
+    search_fields = ("name", "memberships__user__email")
+    fields = ("id", "name", "description", "created_at", "updated_at")
+    readonly_fields = ("id", "created_at", "updated_at")
+    inlines = (UserGroupMemberInline,)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(members_total=Count("memberships", distinct=True))
+
+    @admin.display(description="Members", ordering="members_total")
+    def member_count(self, group: UserGroup) -> int:
+        return group.members_total

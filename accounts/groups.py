@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
+from django.db.models.functions import Lower
 
 from fleet.api.fields import uuid_or_none
 from fleet.errors import Conflict, NotFound, ValidationFailed
@@ -33,7 +34,7 @@ def user_group_get(*, group_id) -> UserGroup:
 
 
 def user_group_members(*, group: UserGroup) -> QuerySet[UserGroupMember]:
-    return group.memberships.select_related("user").order_by("user__email")
+    return group.memberships.select_related("user").order_by(Lower("user__email"), "user_id")
 
 
 def _clean_name(name: str) -> str:

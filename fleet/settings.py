@@ -262,6 +262,10 @@ DOCKER_TMPFS_MB = env.int("DOCKER_TMPFS_MB", default=256)
 DOCKER_PUBLISH_ADDRESS = env.str("DOCKER_PUBLISH_ADDRESS", default="")
 # Extra labels on every container Fleet creates, e.g. to tell control planes sharing an engine apart.
 DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
+# Remote Docker hosts (agents.backends.remote_docker): the network mode of their agents and the
+# address their gateway ports are published on (the control plane reaches them over the network).
+REMOTE_DOCKER_NETWORK_MODE = env.str("REMOTE_DOCKER_NETWORK_MODE", default="bridge")
+REMOTE_DOCKER_PUBLISH_ADDRESS = env.str("REMOTE_DOCKER_PUBLISH_ADDRESS", default="0.0.0.0")
 # Provisioning: how long a new workload may take to answer its health check, and how often a
 # transient engine error is retried (backoff doubles from the base, at most 120 s).
 AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)

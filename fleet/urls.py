@@ -17,6 +17,7 @@ api_patterns = [
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
     path("", include("agents.urls")),
+    path("", include("agents.targets.urls")),
     path("", include("alerts.urls")),
     path("", include("channels.urls")),
     path("", include("integrations.urls")),

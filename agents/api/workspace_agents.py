@@ -14,6 +14,7 @@ from workspaces.roles import Role, Scope
 
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
+from ..targets.access import SESSION_ONLY_DEPLOY_TARGETS
 from .serializers import AssignmentOut, CandidateOut, WorkspaceAgentOut
 
 
@@ -36,6 +37,8 @@ class WorkspaceAgentListApi(ApiView):
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
         assignments = workspace_agent_list(workspace=workspace, user=self.principal.user)
+        if self.principal.is_api_key:  # session-only targets' agents (Remote Docker) are not a key's
+            assignments = assignments.exclude(agent__deploy_target__in=SESSION_ONLY_DEPLOY_TARGETS)
         return Response(WorkspaceAgentOut(assignments, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})

@@ -68,6 +68,9 @@ FIRST_READ_WINDOW = 0.25
 EXEC_SETTLE = 2.0  # seconds to wait for the engine to record an exec whose output has ended
 
 _clients: dict[str, docker.DockerClient] = {}
+# Engines docker-py cannot reach by itself (Remote Docker over a pinned SSH connection): the
+# function that builds the client of each such host string (engine_client_builder_register).
+_client_builders: dict[str, Callable[[], docker.DockerClient]] = {}
 _engine_info: dict[str, dict] = {}
 _clients_lock = threading.Lock()
 # Each container's last CPU reading in this process, for the CPU % of its next one-shot read.
@@ -93,7 +96,21 @@ def engine_errors(host: str):
         urllib3.exceptions.HTTPError,
         docker_errors.DockerException,
     ) as exc:
-        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached.") from exc
+        why = _transport_failure(exc)
+        detail = f": {why}" if why else "."
+        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached{detail}") from exc
+
+
+def _transport_failure(exc: BaseException) -> BackendUnreachable | None:
+    """The reason a custom transport gave under docker-py (Remote Docker's SSH failures: a
+    refused sign-in, a changed host key), found in the exception's chain."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, BackendUnreachable):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def engine_client(host: str) -> docker.DockerClient:
@@ -102,13 +119,30 @@ def engine_client(host: str) -> docker.DockerClient:
     client = _clients.get(host)
     if client is not None:
         return client
+    build = _client_builders.get(host)
     with engine_errors(host):
-        client = docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
+        client = build() if build else docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
     with _clients_lock:
         kept = _clients.setdefault(host, client)
     if kept is not client:
         client.close()  # another thread won the race; keep one connection pool per engine
     return kept
+
+
+def engine_client_builder_register(host: str, build: Callable[[], docker.DockerClient]) -> None:
+    """Have engine_client(host) use `build()` (called on first use) rather than docker-py's own
+    transport for `host`: a backend reusing DockerBackend over another transport."""
+    _client_builders[host] = build
+
+
+def engine_client_drop(host: str) -> None:
+    """Forget (and close) the client and builder of `host`: its connection details changed."""
+    with _clients_lock:
+        client = _clients.pop(host, None)
+        _client_builders.pop(host, None)
+        _engine_info.pop(host, None)
+    if client is not None:
+        client.close()
 
 
 def engine_info(host: str, client: docker.DockerClient) -> dict:

@@ -90,7 +90,7 @@ def _uuid_or_none(value: str):
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, instances=_remote_instances),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances),
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances),
 }
 

@@ -11,6 +11,7 @@ from workspaces.models import Workspace
 
 from ..models import Agent, WorkspaceAgent
 from ..models.assignment import DEFAULT_ASSIGNMENT_ROLE
+from ..targets.access import require_session_for_target
 
 
 @transaction.atomic
@@ -30,6 +31,7 @@ def workspace_agent_assign(
     agent = agents.first()
     if agent is None:
         raise NotFound("Agent not found, or it is not yours to assign.")
+    require_session_for_target(principal, deploy_target=agent.deploy_target)
     assignment, created = WorkspaceAgent.objects.select_for_update().get_or_create(
         workspace=workspace, agent=agent, defaults={"role": role or DEFAULT_ASSIGNMENT_ROLE}
     )

@@ -34,7 +34,9 @@ from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant
 OPEN_KINDS = ("docker",)  # no grant needed
 SESSION_ONLY_DEPLOY_TARGETS = ("remote-docker",)
 DEPLOYING_ROLES = tuple(role.label for role in Role if role >= Role.EDITOR)
-INACCESSIBLE = "The target '{}' is unknown or you may not deploy to it."
+# The same words as an id naming nothing (agents.services.selection): a refusal must not tell
+# whether someone else's cluster or host exists.
+INACCESSIBLE = "The target '{}' is unknown or unavailable."
 
 
 def _kind(execution_target_id: str) -> str:

@@ -171,6 +171,24 @@ def agent_owner_only(caller: str) -> str:
     return OK if caller == "agent_owner" else FORBIDDEN
 
 
+def remote_host(*, manage: bool) -> Policy:
+    """A personal Remote Docker host of the workspace's owner, shared with the workspace: every key
+    403 session_required before any lookup; its owner may do everything; the workspace's editors
+    and admins may read it (403 on managing); everyone else 404, platform admins too (a personal
+    host is not theirs)."""
+    def policy(caller):
+        if found := common(caller):
+            return found
+        if caller not in SESSIONS:
+            return FORBIDDEN
+        if caller == "owner":
+            return OK
+        if caller in ("admin", "editor"):
+            return FORBIDDEN if manage else OK
+        return HIDDEN
+    return policy
+
+
 # -- THE table: URL pattern name -> method -> policy ---------------------------------------------
 
 ACCESS: dict[str, dict[str, Policy]] = {
@@ -273,6 +291,21 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "admin-k8s-cluster-test": {"POST": platform_admin_only},
     "admin-proxmox": {"GET": platform_admin_only, "PATCH": platform_admin_only},
     "admin-proxmox-test": {"POST": platform_admin_only},
+    # User groups and registered targets (issue 14).
+    "admin-user-group-list": {"GET": platform_admin_only, "POST": platform_admin_only},
+    "admin-user-group-detail": {"GET": platform_admin_only, "PATCH": platform_admin_only,
+                                "DELETE": platform_admin_only},
+    "admin-user-group-member-list": {"GET": platform_admin_only, "POST": platform_admin_only},
+    "admin-user-group-member-detail": {"DELETE": platform_admin_only},
+    "remote-host-list": {"GET": session_only, "POST": session_only},
+    "remote-host-detail": {"GET": remote_host(manage=False), "PATCH": remote_host(manage=True),
+                           "DELETE": remote_host(manage=True)},
+    "remote-host-test": {"POST": remote_host(manage=True)},
+    "remote-host-share": {"POST": remote_host(manage=True), "DELETE": remote_host(manage=True)},
+    "admin-remote-host-list": {"GET": platform_admin_only, "POST": platform_admin_only},
+    "admin-remote-host-detail": {"GET": platform_admin_only, "PATCH": platform_admin_only,
+                                 "DELETE": platform_admin_only},
+    "admin-remote-host-test": {"POST": platform_admin_only},
 }
 
 
@@ -339,11 +372,34 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "request_id": lambda w: "matrix-request",
     "path": lambda w: "workspace/notes.md",
     "cluster_id": lambda w: make_cluster().id,
+    "group_id": lambda w: matrix_user_group(w).id,
+    "host_id": lambda w: matrix_remote_host(w, personal=True).id,
 }
 # Where one route's argument names something else than the same name elsewhere.
 ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {
     ("auth-provider-key", "provider"): lambda w: "nvidia",
+    ("admin-remote-host-detail", "host_id"): lambda w: matrix_remote_host(w, personal=False).id,
+    ("admin-remote-host-test", "host_id"): lambda w: matrix_remote_host(w, personal=False).id,
 }
+
+
+def matrix_user_group(world: World):
+    """A user group holding the world's `member` (its member routes name them)."""
+    from accounts.groups import user_group_create
+
+    return user_group_create(name="matrix group", member_ids=[str(world.member.id)])
+
+
+def matrix_remote_host(world: World, *, personal: bool):
+    """A Remote Docker host at a documentation address (a connection test is refused at once):
+    personal, of the workspace's owner and shared with the workspace; or a platform host."""
+    from agents.targets.grants import target_grant_workspace_add
+    from tests.factories.remote_hosts import RemoteHostFactory
+
+    host = RemoteHostFactory(owner=world.tenancy.owner if personal else None)
+    if personal:
+        target_grant_workspace_add(execution_target_id=host.execution_target_id, workspace=world.tenancy.workspace)
+    return host
 
 
 def api_routes() -> list[tuple[str, str, type[ApiView]]]:

@@ -37,8 +37,8 @@ def test_unknown_target_is_a_value_error_so_callers_can_answer_400():
         registry.backend_for_target("k8s:nope")
 
 
-def test_docker_k8s_and_proxmox_have_backends():
-    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox"}
+def test_docker_k8s_proxmox_and_remote_docker_have_backends():
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox", "remote-docker"}
     assert registry.is_registered("docker")
 
 
@@ -64,7 +64,7 @@ def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
     assert registry.default_execution_target("k8s") is None
     assert registry.is_registered("k8s:cluster-1")
     assert not registry.is_registered("k8s")
-    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox"}
+    assert registry.registered_deploy_targets() == {"docker", "k8s", "proxmox", "remote-docker"}
 
 
 def test_a_deploy_target_nobody_registered_has_no_default():
