@@ -2,7 +2,7 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8000
-# Procfile commands (gunicorn, celery, python) resolve to the project's venv.
+# Procfile commands (celery, python) resolve to the project's venv.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: install run test lint bench migrate clean

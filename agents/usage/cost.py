@@ -22,6 +22,7 @@ from fleet.api.principal import Principal
 from workspaces.access import workspaces_visible_to
 
 from ..models import Agent, UsageDaily, WorkspaceAgent
+from ..targets.access import SESSION_ONLY_DEPLOY_TARGETS
 from .money import micros_to_usd
 from .window import CostWindow
 
@@ -61,20 +62,22 @@ def _usage_by_model(agents_sql: str, window: CostWindow) -> tuple[str, list]:
 _USAGE_COLUMNS = "u.model, u.provider, u.rate_source, u.input_tokens, u.output_tokens, u.cost_micros"
 
 
-def _workspace_rows(workspace_ids: list, window: CostWindow) -> list[tuple]:
-    """(workspace id, agent id, name, model, provider, rate_source, input, output, cost) rows."""
+def _workspace_rows(workspace_ids: list, window: CostWindow, *, hidden_targets: tuple[str, ...]) -> list[tuple]:
+    """(workspace id, agent id, name, model, provider, rate_source, input, output, cost) rows,
+    leaving out agents deployed to `hidden_targets` (what the caller may not see)."""
     if not workspace_ids:
         return []
     in_workspaces = "wa.workspace_id IN ({})".format(", ".join(["%s"] * len(workspace_ids)))
     ids = [_uuid(w) for w in workspace_ids]
+    visible = "".join(" AND a.deploy_target <> %s" for _ in hidden_targets)
     usage, usage_params = _usage_by_model(f"SELECT wa.agent_id FROM {{assignment}} wa WHERE {in_workspaces}", window)
     sql = (
         f"WITH {usage} SELECT wa.workspace_id, a.id, a.name, {_USAGE_COLUMNS} "
         "FROM {assignment} wa JOIN {agent} a ON a.id = wa.agent_id LEFT JOIN u ON u.agent_id = a.id "
-        f"WHERE {in_workspaces}"
+        f"WHERE {in_workspaces}{visible}"
     ).format(**_tables())
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*usage_params, *ids, *ids])
+        cursor.execute(sql, [*usage_params, *ids, *ids, *hidden_targets])
         return cursor.fetchall()
 
 
@@ -148,7 +151,9 @@ def _group_body(entries) -> tuple[int, list[dict]]:
 def workspace_cost_report(*, principal: Principal, window: CostWindow) -> dict:
     workspaces = list(workspaces_visible_to(principal).order_by("name", "id").values_list("id", "name"))
     by_workspace: dict = defaultdict(list)
-    for workspace_id, *rest in _workspace_rows([w for w, _ in workspaces], window):
+    # A key never sees session-only agents (Remote Docker), even assigned to its workspace.
+    hidden = SESSION_ONLY_DEPLOY_TARGETS if principal.is_api_key else ()
+    for workspace_id, *rest in _workspace_rows([w for w, _ in workspaces], window, hidden_targets=hidden):
         by_workspace[_as_uuid(workspace_id)].append(rest)
     unassigned = _agent_rows(_unassigned_rows(principal.user.pk, window)) if principal.is_session else {}
 

@@ -1,6 +1,6 @@
 """An agent's whole life on a Remote Docker host through the API: a real sshd in front of the
 real engine, a real Celery worker, the real Hermes runtime image. Deploy (session, personal
-host, no workspace), running, stats, stop, start, delete — each checked on the engine itself.
+host, no workspace), running, stats, logs, stop, start, delete — each checked on the engine itself.
 And an unreachable host: 502 daemon_unreachable on requests, `error` in provisioning."""
 
 from __future__ import annotations
@@ -74,6 +74,9 @@ def test_a_hermes_agent_lives_and_dies_on_a_remote_host(live, sshd, docker_socke
     assert backend.read_state_file(agent, "remote-check.txt") == b"written over ssh"
     ran = workload_exec(agent, ["cat", "/state/remote-check.txt"], timeout=15, max_output=1000)
     assert (ran.exit_code, ran.output) == (0, b"written over ssh")
+    logs = client.get(f"/api/agents/{agent_id}/logs?tail=50")  # the runtime's output, over ssh too
+    assert logs.status_code == 200, logs.content
+    assert logs.json() and all(set(line) == {"ts", "stream", "line"} for line in logs.json())
 
     stopped = client.post(f"/api/agents/{agent_id}/stop")
     assert (stopped.status_code, stopped.json()["status"]) == (200, "stopped")

@@ -146,6 +146,19 @@ def test_a_key_with_workspaces_read_gets_only_its_workspace_and_no_unassigned(te
     assert (body["workspaceTotalUsd"], body["uniqueFleetTotalUsd"]) == (3.5, 3.5)
 
 
+def test_a_key_never_counts_a_remote_docker_agent_a_session_assigned_to_its_workspace(tenancy, fleet):
+    remote = tenancy.agent(name="on-my-host", deploy_target="remote-docker", execution_target_id="remote:h1")
+    spend(remote, 7.0)
+
+    by_key = report(client_for(api_key=tenancy.key("workspaces:read"))).json()
+    by_session = report(client_for(tenancy.owner)).json()
+
+    key_rows = {row["agentName"] for row in by_key["workspaces"][0]["perAgent"]}
+    assert "on-my-host" not in key_rows and by_key["workspaceTotalUsd"] == 3.5  # as without it
+    session_rows = next(w for w in by_session["workspaces"] if w["workspaceId"] == str(tenancy.workspace.id))
+    assert "on-my-host" in {row["agentName"] for row in session_rows["perAgent"]}
+
+
 @pytest.mark.parametrize("scopes", [("agents:read",), ("agents:read", "agents:write")])
 def test_a_key_without_workspaces_read_is_refused(tenancy, scopes):
     response = report(client_for(api_key=tenancy.key(*scopes)))
