@@ -62,7 +62,10 @@ class DockerLogStream:
             frame = self._read_frame()
             if frame is None:
                 self._flush_pending()
-                self.close()
+                # The answer ended: urllib3 has put its connection back in the pool, where the
+                # next request of this engine takes it. Shutting it down here would hand that
+                # request a dead connection (one urllib3 cannot tell is dead over SSH channels).
+                self._closed.set()
                 if not self._ready:
                     raise StopIteration
                 break
@@ -85,7 +88,8 @@ class DockerLogStream:
                 return None
             return STREAMS.get(kind, "stdout"), data
         except (OSError, ValueError, AttributeError):
-            return None  # the socket was shut down by close(), or the engine went away
+            self.close()  # the socket was shut down by close(), or the engine went away
+            return None
 
     def _split(self, stream: str, text: str) -> None:
         text = self._pending.pop(stream, "") + text

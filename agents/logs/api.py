@@ -36,6 +36,7 @@ def event_stream_response(lines, *, started_at) -> StreamingHttpResponse:
 
 class AgentLogsApi(ApiView):
     access = {"GET": (AgentReader,)}
+    documented_errors = (409, 502)  # no workload or a target without logs; the engine unreachable
 
     def perform_content_negotiation(self, request, force=False):
         # Only JSON is rendered; an `Accept: text/event-stream` caller still gets JSON errors.

@@ -29,8 +29,9 @@ from .conftest import assign
 
 pytestmark = [pytest.mark.runtime, pytest.mark.django_db(transaction=True)]
 
-COMMAND = "node -p 1+41"  # prints 42
-OUTPUT = "42"
+# Prints 42000000: an output no approval id, hash or time in a denial message can contain by chance.
+COMMAND = "node -p 41000000+1000000"
+OUTPUT = "42000000"
 NVIDIA_KEY = "nvapi-test-" + "k" * 24
 
 
@@ -151,7 +152,7 @@ def test_deny_makes_the_runtime_report_the_command_denied(sandbox, operator, fak
         turn.reply()
     results = tool_results(fake_model)
     assert any("denied" in text.lower() for text in results), results
-    assert not any(OUTPUT in text for text in results)
+    assert not any(OUTPUT in text for text in results), results
     assert SandboxApproval.objects.get(request_id=approval["id"]).runtime_decision == "deny"
 
 
