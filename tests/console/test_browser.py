@@ -9,27 +9,21 @@ kept under var/ci/screenshots/ (CI keeps var/ci as artifacts).
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import uuid
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import requests
 from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
-from django.db import connection
 from django.utils import timezone
 
 from agents.services.engines import engines_probe
-from bench.__main__ import database_url
 from fleet.events import emit
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
 from tests.factories.agents import AgentFactory, make_budget, make_samples
-from tests.support import need_service, wait_until
+from tests.infra.web_server import gunicorn_server
+from tests.support import need_service
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.docker, pytest.mark.runtime,
               pytest.mark.browser, pytest.mark.timeout(240)]
@@ -39,51 +33,15 @@ SCREENSHOTS = ROOT / "var" / "ci" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def server(transactional_db, tmp_path, docker_engine_url):
     """gunicorn on loopback over the test database and the test engine; follows of the logs
-    last 10 s here (55 s in production) so the test sees a reconnect-free short run."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DOCKER_HOST": docker_engine_url,
-        "DOCKER_NETWORK_MODE": "host",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
-        "LOG_LEVEL": "WARNING",
-        "LOGS_FOLLOW_SECONDS": "10",
-        "LOGS_HEARTBEAT_SECONDS": "1",
-    }
-    log = open(tmp_path / "gunicorn.log", "w")  # noqa: SIM115 - closed below
-    # Four workers: an open log follow holds one (sync workers), the page's other requests need more.
-    process = subprocess.Popen(
-        [Path(sys.executable).parent / "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
-         "--bind", f"127.0.0.1:{port}", "--workers", "4", "--no-control-socket"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _answers(url) or process.poll() is not None, timeout=60, interval=0.2)
-        assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()[-2000:]
+    last 10 s here (55 s in production) so the test sees a reconnect-free short run. Four
+    workers: an open log follow holds one, the page's other requests need more."""
+    env = {"DOCKER_HOST": docker_engine_url, "DOCKER_NETWORK_MODE": "host", "LOG_LEVEL": "WARNING",
+           "LOGS_FOLLOW_SECONDS": "10", "LOGS_HEARTBEAT_SECONDS": "1"}
+    with gunicorn_server(tmp_path, env=env, workers=4) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(f"{url}/admin/login/", timeout=2).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Schema-driven fuzzing against a live server: Schemathesis generates requests (valid and
 invalid) for every operation of the OpenAPI document Fleet serves, sends them over HTTP to a
-real gunicorn (the Procfile's configuration, two workers) on loopback serving the test database,
+real gunicorn (fleet/gunicorn_conf.py, two workers) on loopback serving the test database,
 with a session, a workspace API key or no credential, and every answer must be below 500, with
 every error in the DESIGN body {"error", "code"[, "fields"]}. Requests go out four at a time
 while the next ones are generated.
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,7 +26,6 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 import schemathesis
-from django.db import connection
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.generation.modes import GenerationMode
@@ -36,13 +33,12 @@ from schemathesis.generation.modes import GenerationMode
 from accounts.models import User
 from accounts.tokens import session_token_issue
 from agents.models import Agent
-from bench.__main__ import database_url
 from fleet.gunicorn_conf import limit_request_line
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.alerts import make_rule
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
-from tests.support import wait_until
+from tests.infra.web_server import gunicorn_server
 from workspaces.roles import Role
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
@@ -112,48 +108,15 @@ def _request_line_length(request) -> int:
     return len(f"{request.method} {target} HTTP/1.1")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def server(transactional_db, tmp_path):
-    """gunicorn on loopback over the test database (the test's rows are committed), stopped
-    before the database is flushed."""
-    port = _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
         "OUTBOUND_TIMEOUT_SECONDS": "0.5",  # adopted endpoints and webhooks on public addresses
         "DOCKER_HOST": "unix:///nonexistent/fleet-fuzz.sock",  # engine calls fail at once (502)
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
         "LOG_LEVEL": "ERROR",
     }
-    log = open(tmp_path / "gunicorn.log", "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [Path(sys.executable).parent / "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
-         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _answers(url) or process.poll() is not None, timeout=60, interval=0.2)
-        assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()[-2000:]
+    with gunicorn_server(tmp_path, env=env) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(f"{url}/api/health", timeout=2).status_code < 600
-    except requests.RequestException:
-        return False
 
 
 def test_generated_requests_over_every_route_get_no_5xx_and_the_design_error_body(server):
