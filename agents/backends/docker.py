@@ -16,11 +16,12 @@ import io
 import posixpath
 import queue
 import socket
+import struct
 import tarfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from urllib.parse import urlparse
 
@@ -30,7 +31,6 @@ import urllib3
 from django.conf import settings
 from docker import errors as docker_errors
 from docker.models.containers import Container
-from docker.utils import socket as docker_socket
 from docker.utils import version_lt
 
 from agents.backends import docker_stats
@@ -437,8 +437,9 @@ class DockerBackend(DockerStateFiles, DockerLogs):
                 raise BackendError(f"The agent's container is {container.status}, not running.")
             # A list is passed to the engine as the process's argv: no shell sees it.
             exec_id = client.api.exec_create(container.id, argv, stdout=True, stderr=True, stdin=False, tty=False)["Id"]
-            sock = client.api.exec_start(exec_id, socket=True)
-        output, truncated, ended = _read_exec(sock, timeout=timeout, max_output=max_output, stop_when=stop_when)
+            reader, sock = _exec_stream(client.api, exec_id)
+        output, truncated, ended = _read_exec(reader, sock, timeout=timeout, max_output=max_output,
+                                              stop_when=stop_when)
         with engine_errors(self.host):
             state = client.api.exec_inspect(exec_id)
             # The stream closes as the process exits; the engine may record the exit a moment later.
@@ -617,17 +618,42 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         return False
 
 
-def _read_exec(sock, *, timeout: float, max_output: int,
+def _exec_stream(api, exec_id: str):
+    """Start an exec attached (docker-py's exec_start with socket=True, minus its socket-only
+    reading): (the buffered reader the answer's headers were parsed from, the socket under it).
+    Output must be read through that reader: a fast command's first frames may arrive in the
+    same packet as the headers (over SSH channels they often do) and sit in its buffer."""
+    response = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+                              data={"Tty": False, "Detach": False}, stream=True)
+    sock = api._get_raw_response_socket(response)  # raises the engine's refusal
+    return response.raw._fp.fp, sock
+
+
+def _exec_frames(reader) -> Iterator[bytes]:
+    """The payloads of a multiplexed stream's frames (8-byte header: stream, 3 zero bytes, size)."""
+    while True:
+        header = reader.read(8)
+        if len(header) < 8:
+            return
+        size = struct.unpack(">xxxxL", header)[0]
+        data = reader.read(size) if size else b""
+        if data:
+            yield data
+        if len(data) < size:
+            return
+
+
+def _read_exec(reader, sock, *, timeout: float, max_output: int,
                stop_when: Callable[[bytes], bool] | None) -> tuple[bytes, bool, bool | None]:
     """(output, truncated, ended) of an exec's multiplexed stream; `ended` is True when the
     stream closed (the process exited), False when `stop_when` matched, None at the timeout.
-    docker-py's frame reader blocks without a timeout, so it runs in a thread, which a
-    shutdown of the socket ends."""
+    Reading blocks without a timeout, so it runs in a thread, which a shutdown of the socket
+    ends."""
     chunks: queue.Queue = queue.Queue()
 
     def pump():
         try:
-            for _stream, data in docker_socket.frames_iter(sock, tty=False):
+            for data in _exec_frames(reader):
                 chunks.put(data)
         except (OSError, ValueError):
             pass  # shut down under us once the caller stopped waiting
