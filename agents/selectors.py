@@ -27,7 +27,7 @@ from workspaces.models import Membership, Workspace
 from workspaces.roles import Role, Scope, session_role
 
 from .models import Agent, WorkspaceAgent
-from .targets.access import SESSION_ONLY_DEPLOY_TARGETS, require_session_for_target
+from .targets.access import hidden_deploy_targets, require_session_for_target
 
 AGENT_NOT_FOUND = "Agent not found."
 
@@ -139,8 +139,8 @@ def _visible_agents(principal: Principal, *, owned_only: bool = False) -> QueryS
     user_id = principal.user.pk
     if principal.is_api_key:
         in_key_workspace = WorkspaceAgent.objects.filter(agent_id=OuterRef("pk"), workspace_id=principal.workspace_id)
-        # Session-only targets' agents (Remote Docker) are not a key's to list, even when assigned.
-        agents = Agent.objects.filter(Exists(in_key_workspace)).exclude(deploy_target__in=SESSION_ONLY_DEPLOY_TARGETS)
+        agents = Agent.objects.filter(Exists(in_key_workspace))
+        agents = agents.exclude(deploy_target__in=hidden_deploy_targets(principal))
         return agents.filter(owner_id=user_id) if owned_only else agents
     if owned_only:
         return Agent.objects.filter(owner_id=user_id)
@@ -325,5 +325,5 @@ def workspace_agent_candidates(*, workspace: Workspace, principal: Principal) ->
     assigned = WorkspaceAgent.objects.filter(workspace=workspace, agent_id=OuterRef("pk"))
     agents = Agent.objects.filter(owner_id=principal.user.pk)
     if principal.is_api_key:
-        agents = agents.filter(Exists(assigned)).exclude(deploy_target__in=SESSION_ONLY_DEPLOY_TARGETS)
+        agents = agents.filter(Exists(assigned)).exclude(deploy_target__in=hidden_deploy_targets(principal))
     return agents.only("id", "name", "status").annotate(assigned=Exists(assigned)).order_by("-created_at")

@@ -14,7 +14,7 @@ from workspaces.roles import Role, Scope
 
 from ..selectors import workspace_agent_candidates, workspace_agent_list
 from ..services.assignment import workspace_agent_assign, workspace_agent_unassign
-from ..targets.access import SESSION_ONLY_DEPLOY_TARGETS
+from ..targets.access import hidden_deploy_targets
 from .serializers import AssignmentOut, CandidateOut, WorkspaceAgentOut
 
 
@@ -36,9 +36,8 @@ class WorkspaceAgentListApi(ApiView):
     @extend_schema(responses=WorkspaceAgentOut(many=True))
     def get(self, request, workspace_id):
         workspace = request.workspace_access.workspace
-        assignments = workspace_agent_list(workspace=workspace, user=self.principal.user)
-        if self.principal.is_api_key:  # session-only targets' agents (Remote Docker) are not a key's
-            assignments = assignments.exclude(agent__deploy_target__in=SESSION_ONLY_DEPLOY_TARGETS)
+        assignments = workspace_agent_list(workspace=workspace, user=self.principal.user).exclude(
+            agent__deploy_target__in=hidden_deploy_targets(self.principal))
         return Response(WorkspaceAgentOut(assignments, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})

@@ -50,6 +50,12 @@ def is_session_only(*, deploy_target: str | None = None, execution_target_id: st
     return deploy_target in SESSION_ONLY_DEPLOY_TARGETS
 
 
+def hidden_deploy_targets(principal: Principal) -> tuple[str, ...]:
+    """Deploy targets whose agents `principal` never sees, even assigned to its workspace: a
+    key sees no session-only (Remote Docker) agent in any list or report."""
+    return SESSION_ONLY_DEPLOY_TARGETS if principal.is_api_key else ()
+
+
 def require_session_for_target(principal: Principal, *, deploy_target: str | None = None,
                                execution_target_id: str | None = None) -> None:
     """403 session_required for a workspace API key on anything Remote Docker: the one place

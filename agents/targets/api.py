@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from fleet.api.permissions import PlatformAdminOnly, SessionOnly, principal_of
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
-from fleet.errors import SessionRequired
 
 from . import grants as target_grants
 from . import remote_hosts
@@ -27,13 +26,11 @@ def RemoteHostRole(*, manage: bool) -> type[BasePermission]:  # noqa: N802 - use
     lookup; a host the caller may not see 404; `manage` (change, delete, test, share): its owner
     only, 403 for those who merely use it."""
 
-    class _RemoteHostRole(BasePermission):
+    class _RemoteHostRole(SessionOnly):
         def has_permission(self, request, view):
-            principal = principal_of(request)
-            if principal.is_api_key:
-                raise SessionRequired()
+            super().has_permission(request, view)
             find = remote_hosts.remote_host_owned if manage else remote_hosts.remote_host_visible
-            request.remote_host = find(principal, view.kwargs["host_id"])
+            request.remote_host = find(principal_of(request), view.kwargs["host_id"])
             return True
 
     _RemoteHostRole.__name__ = f"RemoteHostRole[{'owner' if manage else 'user'}]"

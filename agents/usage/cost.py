@@ -22,7 +22,7 @@ from fleet.api.principal import Principal
 from workspaces.access import workspaces_visible_to
 
 from ..models import Agent, UsageDaily, WorkspaceAgent
-from ..targets.access import SESSION_ONLY_DEPLOY_TARGETS
+from ..targets.access import hidden_deploy_targets
 from .money import micros_to_usd
 from .window import CostWindow
 
@@ -151,8 +151,7 @@ def _group_body(entries) -> tuple[int, list[dict]]:
 def workspace_cost_report(*, principal: Principal, window: CostWindow) -> dict:
     workspaces = list(workspaces_visible_to(principal).order_by("name", "id").values_list("id", "name"))
     by_workspace: dict = defaultdict(list)
-    # A key never sees session-only agents (Remote Docker), even assigned to its workspace.
-    hidden = SESSION_ONLY_DEPLOY_TARGETS if principal.is_api_key else ()
+    hidden = hidden_deploy_targets(principal)
     for workspace_id, *rest in _workspace_rows([w for w, _ in workspaces], window, hidden_targets=hidden):
         by_workspace[_as_uuid(workspace_id)].append(rest)
     unassigned = _agent_rows(_unassigned_rows(principal.user.pk, window)) if principal.is_session else {}
