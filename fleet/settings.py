@@ -290,6 +290,9 @@ AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF
 # Agent files, export and migration (agents.files): the largest file read or written through
 # the API, the largest bundle uploaded, its state's largest unpacked size, and where drafts wait.
 AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=5 * 1024 * 1024)
+# An export asks the engine again when its archive of the state was cut short (a running
+# runtime rewrote a file while it was read), at most this many times in all.
+AGENT_EXPORT_ATTEMPTS = env.int("AGENT_EXPORT_ATTEMPTS", default=3)
 # Logs (agents.logs): a followed log (server-sent events) ends after this long, below gunicorn's
 # 90 s worker timeout, and the browser reconnects; a heartbeat comment when quiet.
 LOGS_FOLLOW_SECONDS = env.float("LOGS_FOLLOW_SECONDS", default=55)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
@@ -24,10 +24,10 @@ from fleet.errors import InvalidRequest, PayloadTooLarge
 
 from ..api.access import AgentOperator, AgentReader
 from ..backends.base import StatePath
-from .bundle import bundle_stream, manifest_for
 from .drafts import migration_draft_create
+from .export import agent_export
 from .serializers import FileEntryOut, MigrationDraftOut
-from .state import state_export, state_file_delete, state_file_write, state_path_read
+from .state import state_file_delete, state_file_write, state_path_read
 
 OCTETS = "application/octet-stream"
 
@@ -77,12 +77,10 @@ class AgentExportApi(ApiView):
     @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})
     def get(self, request, agent_id):
         agent = request.agent_access.agent
-        manifest = manifest_for(agent)
-        chunks = state_export(agent=agent)  # asks the engine now: its refusals are still an answer
-        response = StreamingHttpResponse(bundle_stream(manifest, chunks), content_type="application/gzip")
+        bundle = agent_export(agent=agent)  # whole before the answer starts: its failures are answers too
         filename = slugify(agent.name) or "agent"
-        response["Content-Disposition"] = f'attachment; filename="{filename}.tar.gz"'
-        return response
+        return FileResponse(bundle, content_type="application/gzip", as_attachment=True,
+                            filename=f"{filename}.tar.gz")
 
 
 class AgentMigrationsApi(ApiView):

@@ -1,7 +1,7 @@
 """The export bundle: a `.tar.gz` with `manifest.json` and `state/`.
 
-Written as a stream (tar headers and blocks fed through one gzip compressor as the engine's
-archive arrives), never held whole in memory; read back by `bundle_validate`, which walks the
+Written by `bundle_write` into a file (tar headers and blocks fed through one gzip compressor
+as the engine's archive arrives), never held whole in memory; read back by `bundle_validate`, which walks the
 whole upload once and refuses anything but `manifest.json` and regular files and folders under
 `state/`.
 """
@@ -71,15 +71,9 @@ def manifest_for(agent: Agent) -> dict:
     }
 
 
-class _Gzip:
-    def __init__(self):
-        self._compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip framing
-
-    def feed(self, data: bytes) -> bytes:
-        return self._compressor.compress(data)
-
-    def end(self) -> bytes:
-        return self._compressor.flush()
+class StateArchiveCut(Exception):
+    """The engine's archive of the state ended before its end-of-archive marker: a file shrank
+    while the engine read it (a runtime rewriting its state), or the connection dropped."""
 
 
 def _header(name: str, *, is_dir: bool, size: int, mode: int, mtime: float) -> bytes:
@@ -89,41 +83,42 @@ def _header(name: str, *, is_dir: bool, size: int, mode: int, mtime: float) -> b
     return info.tobuf(format=tarfile.PAX_FORMAT)
 
 
-def bundle_stream(manifest: dict, state_tar: Iterator[bytes]) -> Iterator[bytes]:
-    """The `.tar.gz` bundle: the manifest, then the state folder's folders and regular files
-    (secrets files, links and special files left out), in chunks."""
-    gzip = _Gzip()
+def bundle_write(manifest: dict, state_tar: Iterator[bytes], out: BinaryIO) -> None:
+    """Write the `.tar.gz` bundle into `out`: the manifest, then the state folder's folders and
+    regular files (secrets files, links and special files left out), through one gzip compressor
+    as the engine's archive arrives. StateArchiveCut when that archive is incomplete."""
+    gzip = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: gzip framing
     body = json.dumps(manifest, indent=2).encode()
-    out = gzip.feed(_header(MANIFEST, is_dir=False, size=len(body), mode=0o644, mtime=time.time())
-                    + body + b"\0" * (-len(body) % tarfile.BLOCKSIZE))
-    if out:
-        yield out
-    yield from _state_members(gzip, state_tar)
-    yield gzip.feed(b"\0" * (tarfile.BLOCKSIZE * 2)) + gzip.end()
+    out.write(gzip.compress(_header(MANIFEST, is_dir=False, size=len(body), mode=0o644, mtime=time.time())
+                            + body + b"\0" * (-len(body) % tarfile.BLOCKSIZE)))
+    try:
+        _copy_state_members(state_tar, lambda data: out.write(gzip.compress(data)))
+    except (tarfile.ReadError, EOFError) as exc:
+        raise StateArchiveCut(str(exc)) from None
+    out.write(gzip.compress(b"\0" * (tarfile.BLOCKSIZE * 2)) + gzip.flush())
 
 
-def _state_members(gzip: _Gzip, state_tar: Iterator[bytes]) -> Iterator[bytes]:
-    with tarfile.open(fileobj=ChunkReader(state_tar), mode="r|") as source:
+def _copy_state_members(state_tar: Iterator[bytes], write) -> None:
+    reader = ChunkReader(state_tar)
+    with tarfile.open(fileobj=reader, mode="r|") as source:
         for member in source:
             _, _, relative = member.name.partition("/")  # the engine names the root "state"
             relative = posixpath.normpath(relative) if relative else ""
             if relative in ("", ".") and member.isdir():
-                yield gzip.feed(_header(STATE, is_dir=True, size=0, mode=member.mode, mtime=member.mtime))
+                write(_header(STATE, is_dir=True, size=0, mode=member.mode, mtime=member.mtime))
                 continue
             if relative.startswith("..") or not (member.isfile() or member.isdir()) or is_secret_path(relative):
                 continue
-            name = f"{STATE}/{relative}"
-            yield gzip.feed(_header(name, is_dir=member.isdir(), size=member.size, mode=member.mode,
-                                    mtime=member.mtime))
+            write(_header(f"{STATE}/{relative}", is_dir=member.isdir(), size=member.size, mode=member.mode,
+                          mtime=member.mtime))
             if member.isfile():
                 handle = source.extractfile(member)
-                while block := handle.read(CHUNK):
-                    out = gzip.feed(block)
-                    if out:
-                        yield out
-                padding = -member.size % tarfile.BLOCKSIZE
-                if padding:
-                    yield gzip.feed(b"\0" * padding)
+                while block := handle.read(CHUNK):  # tarfile.ReadError when the member is cut
+                    write(block)
+                write(b"\0" * (-member.size % tarfile.BLOCKSIZE))
+        # tarfile takes an archive that stops between two members for a finished one.
+        if not reader.ends_archive_at(source.offset):
+            raise StateArchiveCut("The archive stopped before its end-of-archive marker.")
 
 
 # -- validation of an uploaded bundle ---------------------------------------------------------

@@ -34,3 +34,8 @@ class SecretFile(Forbidden):
     code = "secret_file"
     default_message = ("This file holds the runtime's secrets, which Fleet manages; it is neither served "
                        "nor written through the files API.")
+
+
+class StateKeptChanging(Conflict):
+    code = "state_changing"
+    default_message = "The agent's state kept changing while it was exported; stop the agent, or try again."
