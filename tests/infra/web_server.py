@@ -31,6 +31,7 @@ def gunicorn_server(tmp_path: Path, *, env: dict[str, str], workers: int = 2) ->
         "DATABASE_URL": database_url(connection.settings_dict),
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
+        "FLEET_TEST_STATIC_FROM_APPS": "true",  # the console's theme and scripts (tests/settings.py)
         **env,
     }
     log_path = tmp_path / "gunicorn.log"
