@@ -39,8 +39,11 @@ run: migrate
 		status=$$?; if [ $$status -eq 130 ] || [ $$status -eq 143 ]; then echo "Fleet stopped."; else exit $$status; fi
 
 # Uses DATABASE_URL when set, else SQLite. Extra pytest options: make test PYTEST_ARGS='-x -k auth'
+# TEST_WORKERS pytest-xdist processes (0: one process): the tests that use the Docker engine, the
+# runtimes or sshd all run on one of them, the others share the rest (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: install
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The lint rules are in pyproject.toml ([tool.ruff]); CI runs this before the tests.
 lint: install

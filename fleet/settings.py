@@ -30,12 +30,21 @@ _DEV_SECRETS = DEBUG or TESTING  # generated under var/ only for development and
 
 
 def _dev_secret(filename: str, generate) -> str:
-    """A development secret kept under var/, created on first use."""
+    """A development secret kept under var/, created on first use. Processes starting at once
+    (the test workers, `make run`'s) all read the first one written: it is written aside and
+    linked into place, which fails when another process linked its own first."""
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     path = VAR_DIR / filename
     if not path.exists():
-        path.write_text(generate())
-        path.chmod(0o600)
+        draft = VAR_DIR / f".{filename}.{os.getpid()}"
+        draft.write_text(generate())
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 

@@ -19,6 +19,38 @@ pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", 
                   "tests.security.secrets_scan"]
 
 
+# What a test needs to run alone with the Docker engine, the runtimes and sshd: under pytest-xdist
+# (`make test` runs two workers, --dist loadgroup) all of these run on one worker, in order, so
+# module runtimes, ports and engine-wide checks are never shared with another test process,
+# while the other worker runs the tests that need only PostgreSQL and Redis.
+ENGINE_MARKERS = ("docker", "runtime", "sshd", "browser")
+ENGINE_FIXTURES = ("docker_engine", "docker_engine_url", "docker_settings", "openclaw_runtime", "hermes_runtime")
+ENGINE_GROUP = "engine"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        needs_engine = (any(item.get_closest_marker(name) for name in ENGINE_MARKERS)
+                        or any(name in ENGINE_FIXTURES for name in getattr(item, "fixturenames", ())))
+        if needs_engine:
+            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+
+
+@pytest.hookimpl(trylast=True)  # after xdist named the groups
+def pytest_collection_finish(session):
+    """Under --dist loadgroup, xdist must have put the engine's tests in their group (it names the
+    group in the node id); if a pytest or xdist upgrade stops that, they would run on two workers
+    at once, sharing the engine, and fail in ways far from the cause: say so now."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    stray = [item.nodeid for item in session.items
+             if item.get_closest_marker("xdist_group") and not item.nodeid.endswith("@" + ENGINE_GROUP)]
+    if stray:
+        raise pytest.UsageError(f"pytest-xdist did not group {len(stray)} engine tests (e.g. {stray[0]}): "
+                                "this pytest and pytest-xdist no longer agree on --dist loadgroup.")
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # Factories set a password on every user and PBKDF2 costs most of a second per hash;

@@ -6,6 +6,24 @@ import os
 
 os.environ.setdefault("FLEET_TESTING", "true")
 
+
+def _redis_of_this_worker(url: str, worker: str) -> str:
+    """REDIS_URL's database plus the pytest-xdist worker's number (gw1: one above), so workers
+    share no cache, throttle or Celery queue. Set in the environment: the servers and Celery
+    workers tests start, and tests reading REDIS_URL, get the same one."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    database = int(parts.path.strip("/") or 0) + int(worker.removeprefix("gw"))
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+# Once: processes a worker starts inherit both variables and load these settings again.
+if os.environ.get("REDIS_URL") and _worker and os.environ.get("FLEET_TEST_REDIS_WORKER") != _worker:
+    os.environ["REDIS_URL"] = _redis_of_this_worker(os.environ["REDIS_URL"], _worker)
+    os.environ["FLEET_TEST_REDIS_WORKER"] = _worker
+
 from fleet.settings import *  # noqa: E402, F403
 
 SESSION_COOKIE_SECURE_API = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False

@@ -68,6 +68,9 @@ def test_a_url_is_normalised_with_its_port(user_client):
         secrets.token_urlsafe(24)[:20] + " " + secrets.token_urlsafe(24)[:20],
         "abcdefghijklmnopqrstuvwxyz0123456789",
     ],
+    # Fixed ids: random values in them would differ between the xdist workers' collections.
+    ids=["empty", "random-30-chars", "one-letter", "repeated-4", "repeated-8", "few-letters", "with-a-space",
+         "alphabet"],
 )
 def test_weak_tokens_are_refused(user_client, token):
     response = adopt(user_client, gateway_token=token)
@@ -77,7 +80,8 @@ def test_weak_tokens_are_refused(user_client, token):
     assert not Agent.objects.exists()
 
 
-@pytest.mark.parametrize("token", [secrets.token_hex(16), secrets.token_urlsafe(32), secrets.token_hex(32)])
+@pytest.mark.parametrize("token", [secrets.token_hex(16), secrets.token_urlsafe(32), secrets.token_hex(32)],
+                         ids=["hex-16", "urlsafe-32", "hex-32"])
 def test_random_tokens_are_accepted(user_client, token):
     assert adopt(user_client, gateway_token=token).status_code == 201
 

@@ -10,7 +10,8 @@ from agents.tokens import usage_token_digest, usage_token_for, usage_token_match
 from tests.factories.agents import AgentFactory
 
 
-@pytest.mark.parametrize("token", [secrets.token_hex(16) for _ in range(50)] + [secrets.token_urlsafe(32)])
+@pytest.mark.parametrize("token", [secrets.token_hex(16) for _ in range(50)] + [secrets.token_urlsafe(32)],
+                         ids=[f"hex-{i}" for i in range(50)] + ["urlsafe"])  # the same in every xdist worker
 def test_random_tokens_are_strong(token):
     assert weak_token_reason(token) is None
 

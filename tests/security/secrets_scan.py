@@ -10,8 +10,11 @@ they happen:
   key appears once in its create response and a JWT in a sign-in response by design, so those
   two kinds are looked for in logs, the database and the admin only).
 
-`tests/security/test_secrets_scan.py` runs last (this plugin moves it to the end) and fails the
-run on anything found here, then scans a PostgreSQL dump and the admin pages itself.
+Anything found fails the run when the session ends, whatever tests were chosen: each process's
+findings are reported in the terminal summary and turn the exit status to 1. Under pytest-xdist
+every worker watches its own tests and hands its findings to the controller, which reports them
+all. `tests/security/test_secrets_scan.py` proves the watch is live and scans a PostgreSQL dump
+and the admin pages itself.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import pytest
 
 MIN_SECRET_LENGTH = 8  # shorter values are too likely to occur by chance in other text
 MIN_DISTINCT = 5
-SCAN_MODULE = "tests/security/test_secrets_scan.py"
 PREFIX = {"jwt": "eyJ", "api_key": "fk_"}  # every session JWT and every raw API key starts so
 
 
@@ -120,11 +122,34 @@ def _secrets_watched():
     yield
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """The scan's module runs after everything else."""
-    items.sort(key=lambda item: item.nodeid.startswith(SCAN_MODULE))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     REGISTRY.current_test = item.nodeid
+
+
+WORKER_FINDINGS: list[str] = []  # the controller's: what the xdist workers handed over
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist's controller, as a worker ends: its findings."""
+    WORKER_FINDINGS.extend(getattr(node, "workeroutput", {}).get("secret_findings", []))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports
+        workeroutput["secret_findings"] = list(REGISTRY.findings)
+        return
+    if REGISTRY.findings or WORKER_FINDINGS:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "workeroutput", None) is not None:
+        return
+    findings = REGISTRY.findings + WORKER_FINDINGS
+    if findings:
+        terminalreporter.section("secrets scan: secrets in clear", sep="=", red=True, bold=True)
+        for line in findings[:50]:
+            terminalreporter.write_line(line)
