@@ -3,8 +3,9 @@ building the body, and the last body of each caller kept in this process.
 
 The list version is one counter that database triggers bump in every transaction that writes
 what a list shows (agents, assignments, workspaces, memberships, API keys, users' role,
-activity and token version: migration agents 0007). A caller's answer is a function of the data
-and of who asks, so (version, caller, scope) names it: the ETag is built from them alone.
+activity and token version; an UPDATE only when a column the list depends on changes): the
+design is in agents.list_triggers. A caller's answer is a function of the data and of who asks,
+so (version, caller, scope) names it: the ETag is built from them alone.
 
 The version is read before the rows, in its own statement: under READ COMMITTED the rows are
 then at least as new as the version, never older, so a body is never kept under a version
@@ -24,14 +25,23 @@ from django.db import connection
 from fleet.api.gzip import compress
 from fleet.api.principal import Principal
 
+from . import list_triggers
+
 # caller key -> [ETag, body, the body gzipped (once a client asked for it) or None]
 _bodies: OrderedDict[str, list] = OrderedDict()
 _cached_bytes = 0
 
+_READ = f"SELECT version FROM {list_triggers.VERSION_TABLE} WHERE id = 1"
+_READ_IN_TRANSACTION = f"SELECT {list_triggers.READ_FUNCTION}()"
+
 
 def list_version() -> int:
+    """The current list version. Inside a transaction on PostgreSQL, one that covers the
+    transaction's own writes so far (they would bump only at its commit; a list read after a
+    write in the same transaction must not carry the ETag of before it), still one query."""
+    in_transaction = connection.in_atomic_block and connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT version FROM fleet_list_version WHERE id = 1")
+        cursor.execute(_READ_IN_TRANSACTION if in_transaction else _READ)
         return cursor.fetchone()[0]
 
 
