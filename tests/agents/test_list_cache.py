@@ -8,11 +8,13 @@ import socket
 
 import pytest
 from django.db import connection
+from rest_framework import serializers
 
 from accounts.models import User
 from accounts.tokens import sessions_revoke
 from agents import list_cache
 from agents.api import agents as agents_api
+from agents.api.serializers import AgentListItemOut, WorkspaceRefOut
 from agents.models import Agent, Status, WorkspaceAgent
 from agents.selectors import agent_list
 from agents.services.assignment import workspace_agent_assign
@@ -321,3 +323,40 @@ def test_no_stale_list_for_a_session_or_a_workspace_key_after_each_kind_of_write
         sessions_revoke(user=t.editor)
     assert client.get("/api/agents").status_code == 401
 
+
+def test_the_list_format_follows_the_serializers_fields_and_list_format(monkeypatch):
+    current = list_cache.list_format(AgentListItemOut)
+    assert current == list_cache.list_format(AgentListItemOut) == agents_api.LIST_FORMAT
+
+    class Added(AgentListItemOut):
+        gateway_host_port = serializers.IntegerField(allow_null=True)
+
+    class Retyped(AgentListItemOut):
+        vcpu = serializers.CharField()
+
+    class RenamedRef(WorkspaceRefOut):
+        role = None
+        label = serializers.CharField(allow_null=True)
+
+    class NestedChanged(AgentListItemOut):
+        workspaces = RenamedRef(many=True)
+
+    formats = {list_cache.list_format(shape) for shape in (Added, Retyped, NestedChanged)}
+    assert current not in formats and len(formats) == 3
+    monkeypatch.setattr(list_cache, "LIST_FORMAT", list_cache.LIST_FORMAT + 1)
+    assert list_cache.list_format(AgentListItemOut) != current
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_release_that_changes_the_list_format_never_answers_304_to_an_old_body(built, monkeypatch):
+    t = Tenancy.create()
+    t.agent()
+    client = client_for(t.editor)
+    etag = _served_from_cache(client, built)
+
+    monkeypatch.setattr(list_cache, "LIST_FORMAT", list_cache.LIST_FORMAT + 1)  # the next release
+    monkeypatch.setattr(agents_api, "LIST_FORMAT", list_cache.list_format(AgentListItemOut))
+    answer = client.get("/api/agents", HTTP_IF_NONE_MATCH=etag)
+
+    assert answer.status_code == 200 and answer["ETag"] != etag
+    assert client.get("/api/agents", HTTP_IF_NONE_MATCH=answer["ETag"]).status_code == 304
