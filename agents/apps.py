@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 from fleet.periodic import PeriodicJob
 
@@ -35,7 +36,12 @@ class AgentsConfig(AppConfig):
     def ready(self):
         from fleet.health import health_check_register
 
+        from .list_triggers import install_after_migrate
         from .services.engines import engines_report
+
+        # The list version's triggers, re-created when missing or outdated (SQLite drops them
+        # with a rebuilt table): agents.list_triggers.
+        post_migrate.connect(install_after_migrate, sender=self, dispatch_uid="agents.list_triggers")
 
         health_check_register("engines", engines_report)  # checks.engines of /api/health
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks

@@ -3,8 +3,11 @@ building the body, and the last body of each caller kept in this process.
 
 The list version is one counter that database triggers bump in every transaction that writes
 what a list shows (agents, assignments, workspaces, memberships, API keys, users' role,
-activity and token version: migration agents 0007). A caller's answer is a function of the data
-and of who asks, so (version, caller, scope) names it: the ETag is built from them alone.
+activity and token version; an UPDATE only when a column the list depends on changes): the
+design is in agents.list_triggers. A caller's answer is a function of the data, of who asks and
+of the list's format, so (format, version, caller, scope) names it: the ETag is built from them
+alone. The format (`list_format`) digests the list serializer's fields and LIST_FORMAT, so a
+release that changes the list's shape never answers 304 to a body of the previous one.
 
 The version is read before the rows, in its own statement: under READ COMMITTED the rows are
 then at least as new as the version, never older, so a body is never kept under a version
@@ -16,23 +19,57 @@ nor put in the cache: that transaction may see rows no one else will.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
 
 from django.conf import settings
 from django.db import connection
+from rest_framework.serializers import Serializer
 
 from fleet.api.gzip import compress
 from fleet.api.principal import Principal
+
+from . import list_triggers
+
+# Bump when a release changes what the list's bodies hold in a way its fields' names and types
+# do not show (a value's format, an order, which rows): an ETag of the old format then never
+# matches again.
+LIST_FORMAT = 1
 
 # caller key -> [ETag, body, the body gzipped (once a client asked for it) or None]
 _bodies: OrderedDict[str, list] = OrderedDict()
 _cached_bytes = 0
 
+_READ = f"SELECT version FROM {list_triggers.VERSION_TABLE} WHERE id = 1"
+_READ_IN_TRANSACTION = f"SELECT {list_triggers.READ_FUNCTION}()"
+
 
 def list_version() -> int:
+    """The current list version. Inside a transaction on PostgreSQL, one that covers the
+    transaction's own writes so far (they would bump only at its commit; a list read after a
+    write in the same transaction must not carry the ETag of before it), still one query."""
+    in_transaction = connection.in_atomic_block and connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT version FROM fleet_list_version WHERE id = 1")
+        cursor.execute(_READ_IN_TRANSACTION if in_transaction else _READ)
         return cursor.fetchone()[0]
+
+
+def _describe(serializer) -> list:
+    """Each field's name and type (nested serializers and lists of them included), in order."""
+    described = []
+    for name, field in serializer.fields.items():
+        child = getattr(field, "child", None)
+        inner = child if isinstance(child, Serializer) else field
+        nested = _describe(inner) if isinstance(inner, Serializer) else None
+        described.append([name, type(field).__name__, type(child).__name__ if child is not None else None,
+                          bool(getattr(field, "allow_null", False)), nested])
+    return described
+
+
+def list_format(serializer_class) -> str:
+    """The list's format: a digest of LIST_FORMAT and of the list serializer's fields."""
+    shape = json.dumps([LIST_FORMAT, _describe(serializer_class())], separators=(",", ":"))
+    return hashlib.blake2b(shape.encode(), digest_size=6).hexdigest()
 
 
 def caller_key(principal: Principal, scope: str) -> str:
@@ -44,8 +81,8 @@ def caller_key(principal: Principal, scope: str) -> str:
     ))
 
 
-def list_etag(version: int, key: str) -> str:
-    digest = hashlib.blake2b(f"{version}|{key}".encode(), digest_size=12).hexdigest()
+def list_etag(version: int, key: str, format_: str) -> str:
+    digest = hashlib.blake2b(f"{format_}|{version}|{key}".encode(), digest_size=12).hexdigest()
     return f'"{digest}"'
 
 

@@ -25,6 +25,7 @@ from ..services.selection import DeployRequest
 from .serializers import AgentDeployOut, AgentListItemOut, AgentOut
 
 LIST_SCOPES = ("accessible", "owned")
+LIST_FORMAT = list_cache.list_format(AgentListItemOut)  # part of every list ETag
 
 
 class AgentListApi(ApiView):
@@ -42,7 +43,7 @@ class AgentListApi(ApiView):
             scope = query.validated_data["scope"]
         # The version first (agents.list_cache): the rows read after it are at least as new.
         key = list_cache.caller_key(self.principal, scope)
-        etag = list_cache.list_etag(list_cache.list_version(), key)
+        etag = list_cache.list_etag(list_cache.list_version(), key, LIST_FORMAT)
         if list_cache.etag_matches(request.META.get("HTTP_IF_NONE_MATCH", ""), etag):
             response = HttpResponseNotModified()
             response["ETag"] = etag

@@ -4,19 +4,30 @@ kind of write, with the per-caller body cache in use (committed transactions, as
 from __future__ import annotations
 
 import gzip
+import socket
 
 import pytest
+from django.db import connection
+from rest_framework import serializers
 
 from accounts.models import User
 from accounts.tokens import sessions_revoke
 from agents import list_cache
 from agents.api import agents as agents_api
-from agents.models import Agent, WorkspaceAgent
+from agents.api.serializers import AgentListItemOut, WorkspaceRefOut
+from agents.models import Agent, Status, WorkspaceAgent
+from agents.selectors import agent_list
+from agents.services.assignment import workspace_agent_assign
+from agents.services.engines import engine_reason_prefix, engines_probe
+from agents.services.provisioning import agent_provision_fail
+from fleet.api.principal import Principal
 from tests.factories.agents import AgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
 from tests.support import Tenancy, client_for
+from workspaces.keys import principal_from_api_key
 from workspaces.models import Membership, Workspace
-from workspaces.services import api_key_revoke, workspace_delete
+from workspaces.roles import Role
+from workspaces.services import api_key_create, api_key_revoke, membership_add, workspace_delete
 
 
 @pytest.fixture
@@ -41,6 +52,24 @@ def _rows(client) -> dict[str, dict]:
     return {row["id"]: row for row in response.json()}
 
 
+def _by_name(client) -> dict[str, dict]:
+    return {row["name"]: row for row in _rows(client).values()}
+
+
+def _served_from_cache(client, built) -> str:
+    """The list's ETag once a second answer came from this process's cache and a conditional
+    GET with it got 304, neither building the body."""
+    first = client.get("/api/agents")
+    assert first.status_code == 200, first.content[:200]
+    before = len(built)
+    again = client.get("/api/agents")
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    not_modified = client.get("/api/agents", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert not_modified.status_code == 304 and not_modified.content == b""
+    assert len(built) == before, "the second answer and the 304 should not build the body"
+    return first["ETag"]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_no_stale_list_after_any_kind_of_write(built):
     """Each step: the list is served from the cache (the second of two answers is not built),
@@ -50,12 +79,11 @@ def test_no_stale_list_after_any_kind_of_write(built):
     shared = t.agent(name="shared")
 
     def cached_then(write, check) -> None:
-        _rows(editor)
-        before = len(built)
-        _rows(editor)
-        assert len(built) == before, "the second answer should come from the cache"
+        etag = _served_from_cache(editor, built)
         write()
-        check(_rows(editor))
+        changed = editor.get("/api/agents", HTTP_IF_NONE_MATCH=etag)
+        assert changed.status_code == 200, "a client's copy from before the write must not get 304"
+        check({row["id"]: row for row in changed.json()})
 
     own = AgentFactory(owner=t.editor, name="own", status="stopped", container_id="")
     cached_then(lambda: AgentFactory(owner=t.editor, name="new"),
@@ -162,3 +190,173 @@ def test_a_cached_body_is_compressed_once_and_named_at_random_per_answer(built, 
     assert len(built) == 1 and len(compressions) == 1
     assert {gzip.decompress(answer) for answer in answers} == {client.get("/api/agents").content}
     assert len({len(answer) for answer in answers}) > 1  # BREACH: the length varies
+
+
+@pytest.fixture
+def dead_socket(tmp_path):
+    """A unix socket path where nothing listens: an engine there cannot be reached."""
+    path = tmp_path / "dead.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.close()
+    return f"unix://{path}"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("caller", ["session", "key"])
+def test_no_stale_list_for_a_session_or_a_workspace_key_after_each_kind_of_write(
+    built, caller, settings, dead_socket
+):
+    """The editor's session and a workspace key the editor issued (agents:read and write).
+    Before each write the list is cached and a conditional GET gets 304 without building it;
+    after it, the old ETag gets 200 and the body is the one built from the database now."""
+    t = Tenancy.create()
+    key, secret = make_api_key(workspace=t.workspace, created_by=t.editor, scopes=("agents:read", "agents:write"))
+    client = client_for(t.editor) if caller == "session" else client_for(api_key=secret)
+    by_key = caller == "key"
+    shared = t.agent(name="shared")
+    errored = t.agent(name="errored", status=Status.ERROR, last_error="The image could not be pulled.")
+    deploying = t.agent(name="deploying", status=Status.DEPLOYING)
+    t.agent(name="running", status=Status.RUNNING, container_id="c" * 64)
+    own = AgentFactory(owner=t.editor, name="own", status=Status.STOPPED, container_id="")  # in no workspace
+    t.agent(t.outsider, workspace=t.other_workspace, name="elsewhere")
+
+    def principal() -> Principal:
+        if by_key:
+            return principal_from_api_key(secret)
+        return Principal(user=User.objects.get(pk=t.editor.pk))
+
+    def after(write, check) -> None:
+        etag = _served_from_cache(client, built)
+        write()
+        answer = client.get("/api/agents", HTTP_IF_NONE_MATCH=etag)
+        assert answer.status_code == 200, "a client's copy from before the write must not get 304"
+        assert answer["ETag"] != etag
+        rows = answer.json()
+        assert rows == [dict(row) for row in agent_list(principal())], "the body is the list as it is now"
+        check({row["name"]: row for row in rows})
+
+    def names(*wanted):
+        return lambda rows: set(rows) == set(wanted)
+
+    visible = {"shared", "errored", "deploying", "running"} | (set() if by_key else {"own"})
+    assert set(_by_name(client)) == visible
+
+    # A membership added: the session now sees the other workspace's agent; the key does not.
+    after(lambda: membership_add(workspace=t.other_workspace, acting_role=Role.OWNER, email=t.editor.email,
+                                 role=Role.VIEWER),
+          names(*visible) if by_key else names(*visible, "elsewhere"))
+    visible = visible if by_key else visible | {"elsewhere"}
+
+    # A key created, then revoked (another key than the caller's): the list stays what it is.
+    other_key, _ = api_key_create(workspace=t.workspace, created_by=t.owner, name="ci", scopes=["agents:read"])
+    after(lambda: api_key_revoke(api_key=other_key), names(*visible))
+    after(lambda: api_key_create(workspace=t.workspace, created_by=t.owner, name="deploys", scopes=["agents:read"]),
+          names(*visible))
+
+    # The editor's own agent assigned into the key's workspace (the service), then relabelled
+    # through the API: the key now sees it; the session sees its workspaces[] change.
+    after(lambda: workspace_agent_assign(workspace=t.workspace, principal=Principal(user=t.editor), agent_id=own.pk),
+          lambda rows: rows["own"]["workspaces"] == [{"id": str(t.workspace.pk), "name": t.workspace.name,
+                                                      "role": "member"}])
+    visible |= {"own"}
+
+    def relabel_through_the_api() -> None:
+        response = client_for(t.editor).post(f"/api/workspaces/{t.workspace.pk}/agents",
+                                             {"agentId": str(own.pk), "role": "pager"}, format="json")
+        assert response.status_code == 200, response.content
+
+    after(relabel_through_the_api, lambda rows: rows["own"]["workspaces"][0]["role"] == "pager")
+
+    # A membership's role changed through the API (PATCH): the session's role on shared agents.
+    def promote_editor() -> None:
+        response = client_for(t.owner).patch(f"/api/workspaces/{t.workspace.pk}/members/{t.editor.pk}",
+                                             {"role": "admin"}, format="json")
+        assert response.status_code == 200, response.content
+
+    after(promote_editor, lambda rows: rows["shared"]["effectiveRole"] == ("editor" if by_key else "admin"))
+
+    # Agents' status through the API (stop), a service (a deploy failing) and the engine probe.
+    def stop_through_the_api() -> None:
+        response = client_for(t.agent_owner).post(f"/api/agents/{errored.pk}/stop")
+        assert response.status_code == 200, response.content
+
+    after(stop_through_the_api,
+          lambda rows: (rows["errored"]["status"], rows["errored"]["last_error"]) == ("stopped", ""))
+    after(lambda: agent_provision_fail(agent_id=deploying.pk, reason="The container engine refused the workload."),
+          lambda rows: (rows["deploying"]["status"], rows["deploying"]["last_error"])
+          == ("error", "The container engine refused the workload."))
+
+    def engine_unreachable() -> None:
+        settings.DOCKER_HOST = dead_socket
+        assert engines_probe()["docker"] == "unreachable"
+
+    after(engine_unreachable, lambda rows: rows["running"]["status"] == "warning"
+          and rows["running"]["last_error"].startswith(engine_reason_prefix("docker")))
+
+    # Raw SQL, the API's DELETE, and a TRUNCATE: no ORM, no signal, no service.
+    def raw_update() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE agents_agent SET name = %s WHERE id = %s", ["renamed", shared.pk])
+
+    after(raw_update, names(*(visible - {"shared"}), "renamed"))
+    visible = visible - {"shared"} | {"renamed"}
+
+    def delete_through_the_api() -> None:
+        assert client_for(t.editor).delete(f"/api/agents/{own.pk}").status_code == 200
+
+    after(delete_through_the_api, names(*(visible - {"own"})))
+    visible -= {"own"}
+
+    def truncate() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE agents_workspaceagent")
+
+    # Without assignments the key sees nothing; the session sees only its own agents (none left).
+    after(truncate, names())
+
+    # The caller's own credential revoked: 401, never a list from the cache.
+    _served_from_cache(client, built)
+    if by_key:
+        api_key_revoke(api_key=key)
+    else:
+        sessions_revoke(user=t.editor)
+    assert client.get("/api/agents").status_code == 401
+
+
+def test_the_list_format_follows_the_serializers_fields_and_list_format(monkeypatch):
+    current = list_cache.list_format(AgentListItemOut)
+    assert current == list_cache.list_format(AgentListItemOut) == agents_api.LIST_FORMAT
+
+    class Added(AgentListItemOut):
+        gateway_host_port = serializers.IntegerField(allow_null=True)
+
+    class Retyped(AgentListItemOut):
+        vcpu = serializers.CharField()
+
+    class RenamedRef(WorkspaceRefOut):
+        role = None
+        label = serializers.CharField(allow_null=True)
+
+    class NestedChanged(AgentListItemOut):
+        workspaces = RenamedRef(many=True)
+
+    formats = {list_cache.list_format(shape) for shape in (Added, Retyped, NestedChanged)}
+    assert current not in formats and len(formats) == 3
+    monkeypatch.setattr(list_cache, "LIST_FORMAT", list_cache.LIST_FORMAT + 1)
+    assert list_cache.list_format(AgentListItemOut) != current
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_release_that_changes_the_list_format_never_answers_304_to_an_old_body(built, monkeypatch):
+    t = Tenancy.create()
+    t.agent()
+    client = client_for(t.editor)
+    etag = _served_from_cache(client, built)
+
+    monkeypatch.setattr(list_cache, "LIST_FORMAT", list_cache.LIST_FORMAT + 1)  # the next release
+    monkeypatch.setattr(agents_api, "LIST_FORMAT", list_cache.list_format(AgentListItemOut))
+    answer = client.get("/api/agents", HTTP_IF_NONE_MATCH=etag)
+
+    assert answer.status_code == 200 and answer["ETag"] != etag
+    assert client.get("/api/agents", HTTP_IF_NONE_MATCH=answer["ETag"]).status_code == 304
