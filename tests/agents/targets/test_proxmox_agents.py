@@ -53,5 +53,6 @@ def test_nemoclaw_is_refused_on_proxmox(tenancy, pve, settings):
     settings.ENABLED_SANDBOX_PROFILES = ["standard", "nemoclaw"]
     answer = client_for(tenancy.platform_admin).post(
         "/api/agents/deploy", {"deploy_target": "proxmox", "sandbox_profile": "nemoclaw"}, format="json")
-    assert answer.status_code == 400 and "sandbox_profile" in answer.json()["fields"]
+    assert answer.status_code == 400
+    assert answer.json()["fields"]["sandbox_profile"] == ["The nemoclaw profile is not available on proxmox."]
     assert not Agent.objects.exists()
