@@ -33,7 +33,12 @@ class AgentsConfig(AppConfig):
     ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):
+        from accounts.deletion import user_holder_register
         from fleet.health import health_check_register
+
+        from .services.lifecycle import agents_holding
+
+        user_holder_register(agents_holding)  # a user who owns agents is deleted after them
 
         from .services.engines import engines_report
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from accounts.deletion import UserHoldings
 from fleet.errors import (
     Conflict,
     DaemonUnreachable,
@@ -152,6 +153,25 @@ def agent_delete(*, agent: Agent) -> None:
     workspace_ids = agent_workspace_ids(agent)
     agent_event(agent, "agent.deleted", f"Agent {agent.name} was deleted.", workspace_ids=workspace_ids)
     agent.delete()
+
+
+NAMED_AT_MOST = 10  # a refusal names this many agents, then counts the rest
+
+
+def named_agents(agents) -> str:
+    """'a', 'b' and 3 more: the agents a refusal names."""
+    names = [f"'{agent.name}'" for agent in agents[:NAMED_AT_MOST]]
+    more = len(agents) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more else "")
+
+
+def agents_holding(user) -> UserHoldings:
+    """accounts.deletion holder: a user who owns agents is not deleted before them, since only
+    agent_delete removes their workloads (registered by AgentsConfig.ready)."""
+    agents = list(Agent.objects.filter(owner_id=user.pk).order_by("name", "id"))
+    if not agents:
+        return UserHoldings()
+    return UserHoldings(blockers=(f"their agents {named_agents(agents)}",), held=tuple(agents))
 
 
 def _remove_leftover_state(agent: Agent) -> None:

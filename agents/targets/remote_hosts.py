@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.deletion import UserHoldings
 from fleet import netsafety
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
@@ -253,6 +254,32 @@ def remote_host_delete(*, host: RemoteHost) -> None:
         raise HostInUse()
     target_grants.target_grants_delete(execution_target_id=host.execution_target_id)
     host.delete()
+
+
+def remote_hosts_holding(user) -> UserHoldings:
+    """accounts.deletion holder: a user's hosts that agents still use keep the user until those
+    agents are deleted (anyone's: a shared host runs others' agents too); idle hosts go with the
+    user through remote_host_delete (with their grants). Registered by TargetsConfig.ready."""
+    from agents.models import Agent
+    from agents.services.lifecycle import named_agents
+
+    hosts = list(RemoteHost.objects.filter(owner_id=user.pk).order_by("name", "id"))
+    if not hosts:
+        return UserHoldings()
+    agents_on: dict[str, list] = {}
+    for agent in Agent.objects.filter(execution_target_id__in=[host.execution_target_id for host in hosts]).order_by(
+            "name", "id"):
+        agents_on.setdefault(agent.execution_target_id, []).append(agent)
+    in_use = [host for host in hosts if host.execution_target_id in agents_on]
+    idle = [host for host in hosts if host.execution_target_id not in agents_on]
+    blockers = tuple(f"the agents on their Remote Docker host '{host.name}': "
+                     f"{named_agents(agents_on[host.execution_target_id])}" for host in in_use)
+
+    def release() -> None:
+        for host in idle:
+            remote_host_delete(host=host)
+
+    return UserHoldings(blockers=blockers, held=tuple(in_use), released=tuple(idle), release=release)
 
 
 @dataclass(frozen=True)
