@@ -374,9 +374,11 @@ class KubernetesBackend:
 
 
 def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> LiveState:
-    """The engine words of base.LiveState from a Deployment and its current pod."""
+    """The engine words of base.LiveState from a Deployment and its current pod (whose node
+    the scheduler chose: `spec.nodeName`, None until it is placed)."""
+    node = ((pod or {}).get("spec") or {}).get("nodeName") or None
     if (deployment.get("spec") or {}).get("replicas") == 0:
-        return LiveState(exists=True, running=False, status="exited", host_port=host_port)
+        return LiveState(exists=True, running=False, status="exited", host_port=host_port, node=node)
     if pod is None:
         return LiveState(exists=True, running=False, status="created", host_port=host_port)
     state = _container_status(pod)
@@ -385,12 +387,13 @@ def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> Li
     restarts = int(state.get("restartCount") or 0)
     if "running" in current and (pod.get("status") or {}).get("phase") == "Running":
         return LiveState(exists=True, running=True, status="running", restart_count=restarts,
-                         started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port)
+                         started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port,
+                         node=node)
     waiting = (current.get("waiting") or {}).get("reason") or ""
     terminated = current.get("terminated") or {}
     status = "restarting" if waiting == "CrashLoopBackOff" else ("exited" if terminated else "created")
     return LiveState(exists=True, running=False, status=status, restart_count=restarts, host_port=host_port,
-                     exit_code=terminated.get("exitCode", last.get("exitCode")))
+                     exit_code=terminated.get("exitCode", last.get("exitCode")), node=node)
 
 
 def _labels(obj: dict) -> dict:

@@ -201,7 +201,7 @@ class ProxmoxBackend:
         uptime = int(status.get("uptime") or 0)
         started = datetime.now(UTC) - timedelta(seconds=uptime) if running and uptime else None
         return LiveState(exists=True, running=running, status="running" if running else "exited",
-                         started_at=started, host_port=GATEWAY_PORT)
+                         started_at=started, host_port=GATEWAY_PORT, node=self.node_name)
 
     def stats(self, agent) -> StatsSnapshot:
         """status/current: `cpu` is the share of the container's cores in use (x cores x 100 =

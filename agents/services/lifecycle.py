@@ -30,7 +30,7 @@ from ..models import Agent, Status
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue
 from .engine import CONTAINER_GONE, backend_of, engine_call
-from .transitions import status_swap
+from .transitions import node_record, status_swap
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +193,7 @@ def agent_reconcile(*, agent: Agent) -> Agent:
     except BackendError as exc:
         logger.warning("Cannot inspect agent %s: %s", agent.pk, exc)
         return agent
+    node_record(agent, live.node)
     if live.exists and live.running:
         return agent
     observed = agent.status

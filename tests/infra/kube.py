@@ -5,9 +5,10 @@ kmock keeps the objects a client writes (create, patch, delete, finalizers, watc
 no controllers and serves no kubelet. `FleetCluster` extends it the way its docs invite
 ("inherit and implement for your cases") with what the cluster itself does for what Fleet
 creates, and nothing Fleet's own code decides:
-- the Deployment controller and scheduler: a Deployment's pod appears on node `node-a` as
-  Running (creationTimestamp, hostIP, container status with startedAt), is replaced when the
-  pod template changes (a restart), and goes when replicas drop to 0 or the Deployment goes;
+- the Deployment controller and scheduler: a Deployment's pod appears on node `node-a` (or the
+  node a test sets in `schedule_on`, as the scheduler's choice) as Running (creationTimestamp,
+  hostIP, container status with startedAt), is replaced when the pod template changes (a
+  restart), and goes when replicas drop to 0 or the Deployment goes;
 - a NodePort Service gets its node port from 30000 up;
 - the kubelet's pod log (`pods/<name>/log`, honouring tailLines/sinceSeconds/timestamps) and
   its stats summary (`nodes/<node>/proxy/stats/summary`), from what the test puts in
@@ -48,6 +49,7 @@ def _now() -> str:
 class FleetCluster(KubernetesEmulator):
     pod_logs: dict = attrs.field(factory=dict)  # (namespace, pod) -> [(datetime, line)]
     summaries: dict = attrs.field(factory=dict)  # node -> kubelet summary dict
+    schedule_on: str = NODE  # the node the scheduler places the next pod on
     _serial: itertools.count = attrs.field(factory=lambda: itertools.count(1))
     _ports: itertools.count = attrs.field(factory=lambda: itertools.count(30000))
 
@@ -111,7 +113,7 @@ class FleetCluster(KubernetesEmulator):
                              "labels": dict((template.get("metadata") or {}).get("labels") or {}),
                              "annotations": {"test/owner": name, "test/template": fingerprint},
                              "creationTimestamp": f"{_now()[:-1]}{serial:06d}Z"},
-                "spec": {**(template.get("spec") or {}), "nodeName": NODE},
+                "spec": {**(template.get("spec") or {}), "nodeName": self.schedule_on},
                 "status": {"phase": "Running", "hostIP": NODE_IP, "podIP": f"10.42.0.{serial % 250}",
                            "startTime": started,
                            "containerStatuses": [{"name": c["name"], "ready": True, "restartCount": 0,
@@ -191,6 +193,10 @@ class RunningCluster:
         if key not in self.cluster.objects or self.cluster.objects[key].deleted:
             return None
         return self.cluster.objects[key].raw
+
+    def schedule_on(self, node: str) -> None:
+        """The scheduler places pods made from now on on `node` (another node of the cluster)."""
+        self.call(setattr, self.cluster, "schedule_on", node)
 
     def pods(self, namespace: str) -> list[dict]:
         return [obj.raw for key, obj in list(self.cluster.objects.items())

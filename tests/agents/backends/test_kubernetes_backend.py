@@ -102,6 +102,26 @@ def test_stop_scales_to_zero_and_start_back_to_one(kube_cluster, k8s):
     assert k8s.inspect(agent).running
 
 
+@pytest.fixture
+def schedule_on(kube_cluster):
+    """Have the cluster's scheduler place the next pods on another node (reset afterwards: the
+    emulated cluster is the session's)."""
+    yield kube_cluster.schedule_on
+    kube_cluster.schedule_on(NODE)
+
+
+def test_inspect_reads_the_node_of_the_current_pod_as_the_scheduler_moves_it(kube_cluster, k8s, schedule_on):
+    agent, _, placement = deploy(k8s)
+    assert placement.node == NODE and k8s.inspect(agent).node == NODE
+
+    schedule_on("node-b")
+    k8s.restart(agent)  # a new pod, which the scheduler places elsewhere
+
+    assert k8s.inspect(agent).node == "node-b"
+    k8s.stop(agent)
+    assert k8s.inspect(agent).node is None  # scaled to zero: no pod, no node
+
+
 def test_restart_replaces_the_pod(kube_cluster, k8s):
     agent, _, _ = deploy(k8s)
     mine = lambda: [p["metadata"]["name"] for p in kube_cluster.pods(NS)  # noqa: E731

@@ -63,6 +63,7 @@ def test_lifecycle_goes_through_the_api_and_waits_for_each_task(pve):
     backend = ProxmoxBackend()
     agent, _ = deploy(backend)
     ct = pve.ct(int(agent.container_id))
+    assert backend.inspect(agent).node == "pve1" == ct.node  # the PVE node it runs on
     backend.stop(agent)
     assert ct.status == "stopped" and not backend.inspect(agent).running
     backend.start(agent)

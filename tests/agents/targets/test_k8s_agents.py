@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent, Status
+from agents.services.monitoring import agents_monitor
 from agents.services.provisioning import agent_provision
 from agents.targets.grants import GrantSet, target_grants_set
 from tests.factories.targets import make_cluster
+from tests.infra.kube import NODE
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -121,3 +123,29 @@ def test_an_unreachable_cluster_answers_502_daemon_unreachable(tenancy):
     for answer in (viewer.get(f"/api/agents/{agent.id}/stats"), viewer.get(f"/api/agents/{agent.id}/gateway-url"),
                    client_for(tenancy.editor).post(f"/api/agents/{agent.id}/restart")):
         assert answer.status_code == 502 and answer.json()["code"] == "daemon_unreachable"
+
+
+@pytest.mark.django_db(transaction=True)  # the monitoring sweep reads the agents' targets from its threads
+def test_the_node_follows_the_pod_when_the_cluster_reschedules_it(tenancy, cluster, kube_cluster, settings):
+    """`node` is read at create and again wherever the live state is reconciled: the monitoring
+    sweep and GET /agents/:id store the node of the agent's current pod."""
+    settings.AGENT_READY_TIMEOUT_SECONDS = 1
+    grant_workspace(cluster, tenancy.workspace)
+    editor = client_for(tenancy.editor)
+    agent_id = deploy(editor, cluster).json()["id"]
+    agent_provision(agent_id=agent_id)
+    assert Agent.objects.get(pk=agent_id).node == NODE
+    assert editor.post(f"/api/agents/{agent_id}/start").json()["status"] == "running"
+    try:
+        kube_cluster.schedule_on("node-b")
+        editor.post(f"/api/agents/{agent_id}/restart")  # a new pod, placed elsewhere by the scheduler
+        assert agents_monitor()["unknown"] == 0
+        assert Agent.objects.get(pk=agent_id).node == "node-b"
+
+        kube_cluster.schedule_on("node-c")
+        editor.post(f"/api/agents/{agent_id}/restart")
+        detail = editor.get(f"/api/agents/{agent_id}").json()
+        assert detail["node"] == "node-c" and Agent.objects.get(pk=agent_id).node == "node-c"
+    finally:
+        kube_cluster.schedule_on(NODE)
+    editor.delete(f"/api/agents/{agent_id}")
