@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from django.utils.text import capfirst
 from unfold.forms import AdminPasswordChangeForm
 
-from fleet.admin_base import ModelAdmin
+from fleet.admin_base import ModelAdmin, TabularInline
 from fleet.errors import FleetError
 
 from .deletion import user_delete, user_holdings
@@ -180,7 +180,7 @@ class UserAdmin(DjangoUserAdmin, ModelAdmin):
         return format_html('<img src="{}" alt="" style="max-height: 64px; max-width: 64px">', user.avatar)
 
 
-class UserGroupMemberInline(admin.TabularInline):
+class UserGroupMemberInline(TabularInline):
     model = UserGroupMember
     extra = 0
     fields = ("user", "created_at")
@@ -189,7 +189,7 @@ class UserGroupMemberInline(admin.TabularInline):
 
 
 @admin.register(UserGroup)
-class UserGroupAdmin(admin.ModelAdmin):
+class UserGroupAdmin(ModelAdmin):
     """User groups: grants of platform targets (agents.targets) name them."""
 
     list_display = ("name", "description", "member_count", "created_at")
