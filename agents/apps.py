@@ -34,9 +34,14 @@ class AgentsConfig(AppConfig):
     ) + STATS_PERIODIC_TASKS + BUDGET_PERIODIC_TASKS + USAGE_PERIODIC_TASKS
 
     def ready(self):
+        from accounts.deletion import user_holder_register
         from fleet.health import health_check_register
 
         from .list_triggers import install_after_migrate
+        from .services.lifecycle import agents_holding
+
+        user_holder_register(agents_holding)  # a user who owns agents is deleted after them
+
         from .services.engines import engines_report
 
         # The list version's triggers, re-created when missing or outdated (SQLite drops them

@@ -84,5 +84,6 @@ class WorkspaceEventListApi(ApiView):
     def get(self, request, workspace_id):
         query = EventsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        events = selectors.events_of_workspace(workspace_id=workspace_id, limit=query.validated_data["limit"])
+        events = selectors.events_of_workspace(principal=self.principal, workspace_id=workspace_id,
+                                               limit=query.validated_data["limit"])
         return Response(EventOutput(events, many=True).data)

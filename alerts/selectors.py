@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet, TextField, Value
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Coalesce
 
+from agents.models import Agent
+from agents.targets.access import hidden_deploy_targets
+from fleet.api.principal import Principal
 from fleet.errors import NotFound
 from fleet.models import Event
 
@@ -24,9 +29,21 @@ def alert_rule_get(*, workspace_id, rule_id) -> AlertRule:
     return rule
 
 
-def events_of_workspace(*, workspace_id, limit: int) -> list[Event]:
-    """The workspace's most recent events, newest first."""
+def events_of_workspace(*, principal: Principal, workspace_id, limit: int) -> list[Event]:
+    """The workspace's most recent events, newest first, without those of agents the caller
+    never sees (agents.targets.access.hidden_deploy_targets: a key sees no Remote Docker agent):
+    an agent that still exists is judged by its row, a deleted one by the deploy target its
+    events recorded (fleet.events.agent_summary)."""
     events = Event.objects.order_by("-occurred_at", "-id")
+    hidden = hidden_deploy_targets(principal)
+    if hidden:
+        hidden_agents = Agent.objects.filter(deploy_target__in=hidden).values("pk")
+        # Coalesced: an event recording no deploy target must compare false, not NULL (which
+        # an exclude would drop).
+        recorded = Coalesce(KeyTextTransform("deployTarget", KeyTransform("agent", "data")), Value(""),
+                            output_field=TextField())
+        events = events.alias(recorded_target=recorded).exclude(
+            Q(agent_id__in=hidden_agents) | Q(recorded_target__in=hidden))
     if connection.vendor == "postgresql":
         events = events.filter(workspace_ids__contains=[str(workspace_id)])
     else:

@@ -32,6 +32,12 @@ def sidebar(request) -> list[dict]:
             _item("Users", "person", "admin:accounts_user_changelist"),
             _item("Workspaces", "workspaces", "admin:workspaces_workspace_changelist"),
             _item("API keys", "key", "admin:workspaces_apikey_changelist"),
+            _item("User groups", "group", "admin:accounts_usergroup_changelist"),
+        ]},
+        {"title": "Targets", "separator": True, "items": [
+            _item("Remote Docker hosts", "dns", "admin:targets_remotehost_changelist"),
+            _item("Kubernetes clusters", "hub", "admin:targets_k8scluster_changelist"),
+            _item("Target grants", "verified_user", "admin:targets_targetgrant_changelist"),
         ]},
         {"title": "Alerts", "separator": True, "items": [
             _item("Alert rules", "notifications", "admin:alerts_alertrule_changelist"),

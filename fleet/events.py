@@ -86,7 +86,13 @@ def emit(
 
 
 def agent_summary(agent) -> dict:
-    return {"id": str(agent.pk), "name": agent.name, "status": agent.status}
+    """The agent as an event records it. Its deploy target too, when it has one: who may see
+    the event once the agent is gone depends on it (a key never sees Remote Docker agents)."""
+    summary = {"id": str(agent.pk), "name": agent.name, "status": agent.status}
+    deploy_target = getattr(agent, "deploy_target", None)
+    if deploy_target:
+        summary["deployTarget"] = deploy_target
+    return summary
 
 
 def event_agent(event: Event) -> dict | None:

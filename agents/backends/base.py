@@ -72,6 +72,9 @@ class LiveState:
     restart_count: int = 0
     started_at: datetime | None = None
     host_port: int | None = None
+    # Where the workload runs now: the engine's name (Docker), the pod's node (Kubernetes), the
+    # PVE node (Proxmox); None when the engine cannot tell (no pod scheduled yet).
+    node: str | None = None
 
     @property
     def crash_looping(self) -> bool:

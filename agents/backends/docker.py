@@ -333,6 +333,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             restart_count=container.attrs.get("RestartCount") or 0,
             started_at=docker_stats.parse_docker_time(state.get("StartedAt")),
             host_port=_label_port(container.attrs),
+            node=engine_info(self.host, engine_client(self.host))["name"] or None,
         )
 
     def stats(self, agent) -> StatsSnapshot:

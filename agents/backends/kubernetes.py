@@ -296,13 +296,31 @@ class KubernetesBackend:
             time.sleep(POLL_SECONDS)
 
     def _ensure_claim(self, spec: WorkloadSpec, names: manifests.ObjectNames, namespace: str) -> None:
-        """The state claim, created on first deploy and kept as it is afterwards."""
+        """The state claim, created on first deploy and kept afterwards (it is the agent's state);
+        grown when disk_gb grew (a resource change), never shrunk: a claim cannot shrink, which
+        the registry declares so a resource change refuses it first."""
         body = manifests.claim(spec, names, namespace, self.cluster.storage_class)
         try:
             self.core.create_namespaced_persistent_volume_claim(namespace, body, _request_timeout=API_TIMEOUT)
+            return
         except ApiException as exc:
             if status_of(exc) != 409:
                 raise
+        current = self._read(self.core.read_namespaced_persistent_volume_claim, names.claim, namespace)
+        requested = ((((current or {}).get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+        wanted = body["spec"]["resources"]["requests"]["storage"]
+        if current is None or kubernetes_stats.quantity(wanted) <= kubernetes_stats.quantity(requested):
+            return
+        patch = {"spec": {"resources": {"requests": {"storage": wanted}}}}
+        try:
+            self.core.patch_namespaced_persistent_volume_claim(names.claim, namespace, patch,
+                                                               _request_timeout=API_TIMEOUT)
+        except ApiException as exc:
+            if status_of(exc) in (403, 422):  # the API server's admission: no expansion for this claim
+                raise BackendError(f"The cluster refused to grow the agent's state claim from {requested} to "
+                                   f"{wanted} (its storage class must allow volume expansion): "
+                                   f"{_status_message(exc)}") from exc
+            raise
 
     def _replace(self, create, delete, read, body: dict, namespace: str) -> None:
         """Create the object; one left from an earlier attempt is deleted and created anew (so a
@@ -374,9 +392,11 @@ class KubernetesBackend:
 
 
 def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> LiveState:
-    """The engine words of base.LiveState from a Deployment and its current pod."""
+    """The engine words of base.LiveState from a Deployment and its current pod (whose node
+    the scheduler chose: `spec.nodeName`, None until it is placed)."""
+    node = ((pod or {}).get("spec") or {}).get("nodeName") or None
     if (deployment.get("spec") or {}).get("replicas") == 0:
-        return LiveState(exists=True, running=False, status="exited", host_port=host_port)
+        return LiveState(exists=True, running=False, status="exited", host_port=host_port, node=node)
     if pod is None:
         return LiveState(exists=True, running=False, status="created", host_port=host_port)
     state = _container_status(pod)
@@ -385,12 +405,21 @@ def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> Li
     restarts = int(state.get("restartCount") or 0)
     if "running" in current and (pod.get("status") or {}).get("phase") == "Running":
         return LiveState(exists=True, running=True, status="running", restart_count=restarts,
-                         started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port)
+                         started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port,
+                         node=node)
     waiting = (current.get("waiting") or {}).get("reason") or ""
     terminated = current.get("terminated") or {}
     status = "restarting" if waiting == "CrashLoopBackOff" else ("exited" if terminated else "created")
     return LiveState(exists=True, running=False, status=status, restart_count=restarts, host_port=host_port,
-                     exit_code=terminated.get("exitCode", last.get("exitCode")))
+                     exit_code=terminated.get("exitCode", last.get("exitCode")), node=node)
+
+
+def _status_message(exc: ApiException) -> str:
+    """The message of the API server's Status answer, else its reason."""
+    try:
+        return str(json.loads(exc.body or "{}").get("message") or exc.reason)
+    except (TypeError, ValueError):
+        return str(exc.reason)
 
 
 def _labels(obj: dict) -> dict:

@@ -44,6 +44,8 @@ API_TIMEOUT = 15
 POLL_SECONDS = 0.2
 STOP_TIMEOUT = 10  # seconds a clean shutdown may take before PVE stops the container hard
 MB = 1024 * 1024
+GB = 1024 * MB
+_SIZE_UNITS = {"": 1, "K": 1024, "M": MB, "G": GB, "T": 1024 * GB}
 TAG = "fleet-agent"
 
 _client: tuple[tuple, ProxmoxAPI] | None = None
@@ -107,6 +109,21 @@ def template_for(runtime_family: str) -> str:
     return template
 
 
+def rootfs_bytes(rootfs: str) -> int | None:
+    """The `size=` of an LXC rootfs option (`local-lvm:vm-100-disk-0,size=12G`) in bytes, None
+    when it names none."""
+    for part in rootfs.split(",")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip() == "size":
+            value = value.strip().upper()
+            unit = value[-1] if value and value[-1] in "KMGT" else ""
+            try:
+                return int(float(value[: len(value) - len(unit)]) * _SIZE_UNITS[unit])
+            except ValueError:
+                return None
+    return None
+
+
 def environment(env: dict[str, str]) -> str:
     """The LXC `env` option: NUL-separated KEY=value pairs (PVE refuses control characters)."""
     return "\0".join(f"{key}={value}" for key, value in sorted(env.items()))
@@ -139,6 +156,7 @@ class ProxmoxBackend:
             else:
                 # An existing container: a retried job, or a redeploy that kept the state.
                 self.node.lxc(vmid).config.put(**resources)
+                self._grow_rootfs(vmid, int(spec.disk_gb))
                 if self._status(vmid).get("status") != "running":
                     self._wait(self.node.lxc(vmid).status.start.post(), f"start the container {vmid}")
             return Placement(container_id=str(vmid), container_name=spec.name, node=self.node_name,
@@ -201,7 +219,7 @@ class ProxmoxBackend:
         uptime = int(status.get("uptime") or 0)
         started = datetime.now(UTC) - timedelta(seconds=uptime) if running and uptime else None
         return LiveState(exists=True, running=running, status="running" if running else "exited",
-                         started_at=started, host_port=GATEWAY_PORT)
+                         started_at=started, host_port=GATEWAY_PORT, node=self.node_name)
 
     def stats(self, agent) -> StatsSnapshot:
         """status/current: `cpu` is the share of the container's cores in use (x cores x 100 =
@@ -267,6 +285,16 @@ class ProxmoxBackend:
             "net0": settings.PROXMOX_NETWORK,
             "env": environment(spec.env),
         }
+
+    def _grow_rootfs(self, vmid: int, disk_gb: int) -> None:
+        """Resize the root filesystem (the agent's state) up to `disk_gb` when it grew; PVE
+        cannot shrink one, which the registry declares so a resource change refuses it first."""
+        rootfs = (self.node.lxc(vmid).config.get() or {}).get("rootfs") or ""
+        current = rootfs_bytes(rootfs)
+        if current is None or disk_gb * GB <= current:
+            return
+        upid = self.node.lxc(vmid).resize.put(disk="rootfs", size=f"{disk_gb}G")
+        self._wait(upid, f"grow the root filesystem of the container {vmid} to {disk_gb} GB")
 
     def _status(self, vmid: int) -> dict:
         return self.node.lxc(vmid).status.current.get() or {}

@@ -18,6 +18,9 @@ class UnknownTarget(ValueError):
     """No registered backend serves this execution target id."""
 
 
+ALL_SANDBOX_PROFILES = ("standard", "nemoclaw")
+
+
 @dataclass(frozen=True)
 class Target:
     deploy_target: str  # the spec's deploy_target this kind serves
@@ -25,6 +28,11 @@ class Target:
     factory: Callable[[str], RuntimeBackend] | None  # execution_target_id -> backend; None: not here
     # The execution target ids of this kind that exist now and should be probed; None: none listed.
     instances: Callable[[], list[str]] | None = None
+    # Capabilities, asked by deploy selection and resource changes (they never name a target):
+    # the sandbox profiles its workloads can run,
+    sandbox_profiles: tuple[str, ...] = ALL_SANDBOX_PROFILES
+    # and, where disk_gb is real storage that can grow but never shrink, why (None: it may shrink).
+    disk_shrink_refusal: str | None = None
 
 
 def _docker(execution_target_id: str) -> RuntimeBackend:
@@ -89,9 +97,13 @@ def _uuid_or_none(value: str):
 
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
-    "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances),
+    "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances,
+                  disk_shrink_refusal="a Kubernetes volume claim can grow but never shrink"),
     "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances),
-    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances),
+    # The contract blocks the nemoclaw profile on proxmox.
+    "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances,
+                      sandbox_profiles=("standard",),
+                      disk_shrink_refusal="a Proxmox container's root filesystem can grow but never shrink"),
 }
 
 
@@ -102,6 +114,22 @@ def _target(execution_target_id: str) -> Target | None:
     if target is None or bool(colon) != target.needs_id or (colon and not concrete):
         return None
     return target
+
+
+def _family(deploy_target: str) -> Target | None:
+    return next((target for target in TARGETS.values() if target.deploy_target == deploy_target), None)
+
+
+def sandbox_profiles_of(deploy_target: str) -> tuple[str, ...]:
+    """The sandbox profiles workloads of this deploy target family can run."""
+    target = _family(deploy_target)
+    return target.sandbox_profiles if target else ALL_SANDBOX_PROFILES
+
+
+def disk_shrink_refusal_of(deploy_target: str) -> str | None:
+    """Why disk_gb may not go down on this family (its storage only grows), or None."""
+    target = _family(deploy_target)
+    return target.disk_shrink_refusal if target else None
 
 
 def deploy_target_of(execution_target_id: str) -> str | None:

@@ -44,7 +44,9 @@ class PausedReason(models.TextChoices):
 class Agent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agents")
+    # PROTECT: a user is deleted after their agents (accounts.deletion), whose delete removes the
+    # workload; a cascade would drop the row and strand the container.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="agents")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     runtime_family = models.CharField(max_length=20, choices=RuntimeFamily.choices, default=RuntimeFamily.OPENCLAW)
     deploy_target = models.CharField(max_length=20, choices=DeployTarget.choices, default=DeployTarget.DOCKER)

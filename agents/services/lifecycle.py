@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from accounts.deletion import UserHoldings
 from fleet.errors import (
     Conflict,
     DaemonUnreachable,
@@ -29,7 +30,7 @@ from ..models import Agent, Status
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue
 from .engine import CONTAINER_GONE, backend_of, engine_call
-from .transitions import status_swap
+from .transitions import node_record, status_swap
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,25 @@ def agent_delete(*, agent: Agent) -> None:
     agent.delete()
 
 
+NAMED_AT_MOST = 10  # a refusal names this many agents, then counts the rest
+
+
+def named_agents(agents) -> str:
+    """'a', 'b' and 3 more: the agents a refusal names."""
+    names = [f"'{agent.name}'" for agent in agents[:NAMED_AT_MOST]]
+    more = len(agents) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more else "")
+
+
+def agents_holding(user) -> UserHoldings:
+    """accounts.deletion holder: a user who owns agents is not deleted before them, since only
+    agent_delete removes their workloads (registered by AgentsConfig.ready)."""
+    agents = list(Agent.objects.filter(owner_id=user.pk).order_by("name", "id"))
+    if not agents:
+        return UserHoldings()
+    return UserHoldings(blockers=(f"their agents {named_agents(agents)}",), held=tuple(agents))
+
+
 def _remove_leftover_state(agent: Agent) -> None:
     """A redeploy that failed before its container existed leaves the state the redeploy kept.
     Best effort: an unreachable engine must not keep an errored agent from being deleted."""
@@ -173,6 +193,7 @@ def agent_reconcile(*, agent: Agent) -> Agent:
     except BackendError as exc:
         logger.warning("Cannot inspect agent %s: %s", agent.pk, exc)
         return agent
+    node_record(agent, live.node)
     if live.exists and live.running:
         return agent
     observed = agent.status

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import F
 
@@ -25,7 +25,7 @@ from ..gateway import gateway_readiness
 from ..models import Agent, Status
 from .engine import backend_of
 from .handshake import agent_handshake
-from .transitions import status_swap
+from .transitions import node_record, status_swap
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class Verdict:
     status: str
     reason: str = ""
     not_ready: bool = False  # the runtime failed a readiness check (counts toward a warning)
+    node: str | None = None  # where the engine says the workload runs now
 
 
 def _readiness_verdict(agent: Agent) -> Verdict:
@@ -61,12 +62,12 @@ def _observe(agent: Agent) -> Verdict | None:
     if not live.exists:
         return Verdict(Status.STOPPED, "The container no longer exists.")
     if live.crash_looping:
-        return Verdict(Status.ERROR, f"The container is crash-looping ({live.restart_count} restarts).")
+        return Verdict(Status.ERROR, f"The container is crash-looping ({live.restart_count} restarts).", node=live.node)
     if not live.running:
         if live.exit_code:
-            return Verdict(Status.ERROR, f"The container exited with code {live.exit_code}.")
-        return Verdict(Status.STOPPED, "The container exited.")
-    return _readiness_verdict(agent)
+            return Verdict(Status.ERROR, f"The container exited with code {live.exit_code}.", node=live.node)
+        return Verdict(Status.STOPPED, "The container exited.", node=live.node)
+    return replace(_readiness_verdict(agent), node=live.node)
 
 
 def _observe_safely(agent: Agent) -> Verdict | None:
@@ -123,6 +124,7 @@ def agents_monitor() -> dict[str, int]:
             unknown += 1
             continue
         try:
+            node_record(agent, verdict.node)  # a pod rescheduled onto another node
             changed += _apply(agent, verdict)
             if agent.last_handshake_at is None and agent.status == Status.RUNNING:
                 agent_handshake(agent=agent)

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ..backends.base import BackendError, BackendUnreachable, Placement, RuntimeBackend
+from ..backends.base import BackendError, BackendUnreachable, LiveState, Placement, RuntimeBackend
 from ..deploy_progress import CREATING, HANDSHAKE, PREPARING, WAITING, deploy_step_set
 from ..events import agent_event
 from ..files.restore import RestoreImpossible, migration_state_restore
@@ -30,7 +30,7 @@ from ..models import Agent, Status
 from ..tokens import usage_token_digest, usage_token_for
 from .engine import backend_of
 from .handshake import agent_handshake
-from .transitions import status_swap
+from .transitions import node_record, status_swap
 from .workload import workload_spec_build
 
 logger = logging.getLogger(__name__)
@@ -91,10 +91,10 @@ def _record_placement(backend: RuntimeBackend, agent: Agent, placement: Placemen
     return not _settle_if_not_deploying(backend, agent, locked.status)
 
 
-def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
+def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> LiveState | None:
     """Poll until the workload runs and its runtime is ready (OpenClaw /readyz, Hermes's
-    gateway); False if the job should stop because the agent left `deploying`.
-    ProvisioningFailed when it cannot come up in AGENT_READY_TIMEOUT_SECONDS."""
+    gateway): the engine's last reading then; None if the job should stop because the agent
+    left `deploying`. ProvisioningFailed when it cannot come up in AGENT_READY_TIMEOUT_SECONDS."""
     timeout = float(settings.AGENT_READY_TIMEOUT_SECONDS)
     deadline = time.monotonic() + timeout
     last_seen = "not inspected yet"
@@ -104,7 +104,7 @@ def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
             with transaction.atomic():
                 locked = Agent.objects.select_for_update().filter(pk=agent.pk).values_list("status", flat=True)
                 _settle_if_not_deploying(backend, agent, locked.first())
-            return False
+            return None
         try:
             live = backend.inspect(agent)
         except BackendError as exc:
@@ -116,7 +116,7 @@ def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
             if live.running:
                 readiness = gateway_readiness(agent, allow_starting=True)
                 if readiness.ready:
-                    return True
+                    return live
                 last_seen = f"container {live.status}, runtime not ready: {'; '.join(readiness.failing) or 'starting'}"
             else:
                 last_seen = f"container {live.status}"
@@ -126,13 +126,14 @@ def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> bool:
 
 
 @transaction.atomic
-def _mark_running(backend: RuntimeBackend, agent: Agent) -> None:
+def _mark_running(backend: RuntimeBackend, agent: Agent, live: LiveState) -> None:
     locked = Agent.objects.select_for_update().filter(pk=agent.pk).first()
     if locked is None or locked.status != Status.DEPLOYING:
         _settle_if_not_deploying(backend, agent, locked.status if locked else None)
         return
     locked.status, locked.last_error = Status.RUNNING, ""
     locked.save(update_fields=["status", "last_error", "updated_at"])
+    node_record(locked, live.node)  # where it runs now: the pod may have been placed after create
     agent_event(locked, "agent.running", f"Agent {locked.name} is running.")
 
 
@@ -153,10 +154,11 @@ def agent_provision(*, agent_id) -> None:
         if not _record_placement(backend, agent, placement):
             return
         deploy_step_set(agent.pk, WAITING)
-        if _wait_until_up(backend, agent):
+        live = _wait_until_up(backend, agent)
+        if live is not None:
             deploy_step_set(agent.pk, HANDSHAKE)
             agent_handshake(agent=agent)  # records the runtime's version; a refused token ends in error
-            _mark_running(backend, agent)
+            _mark_running(backend, agent, live)
     except BackendError as exc:
         if exc.transient:
             raise  # the task retries with backoff, then calls agent_provision_fail

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from fleet.api.principal import Principal
-from fleet.errors import InvalidState
+from fleet.errors import InvalidState, ValidationFailed
 
+from ..backends import registry
 from ..events import agent_event
 from ..models import Agent, Status
 from .lifecycle import IN_FLIGHT, agent_lock, agent_redeploy, agent_stop
@@ -28,10 +29,20 @@ class ResourceChange:
     sandbox_profile: str | None = None
 
 
+def _refuse_shrinking_disk(agent: Agent, disk_gb: int) -> None:
+    """Where disk_gb is real storage that only grows (the registry row says why), a smaller
+    value is refused before anything changes: the backend could not give the agent less."""
+    refusal = registry.disk_shrink_refusal_of(agent.deploy_target)
+    if refusal and disk_gb < agent.disk_gb:
+        raise ValidationFailed({"disk_gb": f"The disk cannot shrink from {agent.disk_gb} GB to {disk_gb} GB: "
+                                           f"{refusal}. Keep {agent.disk_gb} GB or more."})
+
+
 @transaction.atomic
 def agent_resources_change(*, principal: Principal, agent: Agent, change: ResourceChange) -> Agent:
     """Validate, store and redeploy. 400 validation_error as POST /agents/deploy would answer
-    for the same values; 409 invalid_state while a deploy is in flight or for an adopted agent."""
+    for the same values, and on disk_gb for a smaller disk where the target's storage only grows
+    (k8s, proxmox); 409 invalid_state while a deploy is in flight or for an adopted agent."""
     agent = agent_lock(agent.pk)
     if agent.is_external:
         raise InvalidState("An adopted agent's resources are its host's to change.")
@@ -45,6 +56,7 @@ def agent_resources_change(*, principal: Principal, agent: Agent, change: Resour
         ram_mb=agent.ram_mb if change.ram_mb is None else change.ram_mb,
         disk_gb=agent.disk_gb if change.disk_gb is None else change.disk_gb,
     ))
+    _refuse_shrinking_disk(agent, plan.disk_gb)
     before = {field: getattr(agent, field) for field in RESOURCE_FIELDS}
     if agent.status == Status.RUNNING:
         agent = agent_stop(agent=agent)

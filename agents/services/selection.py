@@ -123,8 +123,8 @@ def _sandbox_profile(request: DeployRequest, *, runtime_family: str, deploy_targ
             raise ValidationFailed({"sandbox_profile": "The nemoclaw profile is not enabled on this server."})
         if runtime_family == RuntimeFamily.HERMES:
             raise ValidationFailed({"sandbox_profile": "The hermes runtime supports only the standard profile."})
-        if deploy_target == DeployTarget.PROXMOX:
-            raise ValidationFailed({"sandbox_profile": "The nemoclaw profile is not available on proxmox."})
+    if profile not in registry.sandbox_profiles_of(deploy_target):
+        raise ValidationFailed({"sandbox_profile": f"The {profile} profile is not available on {deploy_target}."})
     return profile
 
 

@@ -101,9 +101,33 @@ def _grant_filter(principal: Principal, workspace=None, *, personal: bool) -> Q:
     )
 
 
+def usable_grants(principal: Principal, *, personal: bool, workspace=None):
+    """THE grant selector: the grants through which the caller may deploy (of a personal host:
+    its workspace shares only). Every question about grants builds on this queryset."""
+    return TargetGrant.objects.filter(_grant_filter(principal, workspace, personal=personal))
+
+
 def _granted(principal: Principal, execution_target_id: str, workspace=None, *, personal: bool) -> bool:
-    grants = TargetGrant.objects.filter(execution_target_id=execution_target_id)
-    return grants.filter(_grant_filter(principal, workspace, personal=personal)).exists()
+    return usable_grants(principal, personal=personal, workspace=workspace).filter(
+        execution_target_id=execution_target_id).exists()
+
+
+def _remote_host_ids(grants) -> list[UUID]:
+    target_ids = grants.filter(execution_target_id__startswith="remote:").values_list("execution_target_id", flat=True)
+    return [uuid for uuid in (uuid_or_none(value.partition(":")[2]) for value in target_ids) if uuid]
+
+
+def usable_remote_hosts(principal: Principal, *, workspace=None) -> Q:
+    """The Remote Docker hosts the caller may use, whatever their status, as a filter on
+    RemoteHost: its own hosts, personal hosts shared with a workspace where it is editor or above,
+    and platform hosts granted to it (every platform host for a platform admin). GET
+    /remote-hosts lists these; deploy_refusal also wants the host `ready`."""
+    shared = _remote_host_ids(usable_grants(principal, personal=True, workspace=workspace))
+    personal = Q(owner_id=principal.user.pk) | Q(owner__isnull=False, pk__in=shared)
+    if principal.is_platform_admin:
+        return personal | Q(owner__isnull=True)
+    granted = _remote_host_ids(usable_grants(principal, personal=False, workspace=workspace))
+    return personal | Q(owner__isnull=True, pk__in=granted)
 
 
 def deploy_refusal(principal: Principal, execution_target_id: str, *, workspace=None) -> str | None:
@@ -116,15 +140,9 @@ def deploy_refusal(principal: Principal, execution_target_id: str, *, workspace=
         if principal.is_api_key:
             return INACCESSIBLE.format(execution_target_id)
         host = remote_host_of(execution_target_id)
-        if host is None:
-            return INACCESSIBLE.format(execution_target_id)
-        if host.owner_id is not None:
-            allowed = host.owner_id == principal.user.pk or _granted(
-                principal, execution_target_id, workspace, personal=True
-            )
-        else:
-            allowed = principal.is_platform_admin or _granted(principal, execution_target_id, workspace, personal=False)
-        if not allowed:
+        usable = host is not None and RemoteHost.objects.filter(
+            usable_remote_hosts(principal, workspace=workspace), pk=host.pk).exists()
+        if not usable:
             return INACCESSIBLE.format(execution_target_id)
         if host.status != HostStatus.READY:
             return f"The host '{host.name}' has not passed a connection test ({host.status}); test it first."
@@ -151,7 +169,7 @@ def deployable_targets(principal: Principal, *, workspace=None) -> list[str]:
     """Every execution target id the caller may deploy to now (registered here), sorted."""
     found = {kind for kind in OPEN_KINDS if registry.is_registered(kind)}
     # Platform targets: granted ones, or every instance for a platform admin.
-    granted = TargetGrant.objects.filter(_grant_filter(principal, workspace, personal=False))
+    granted = usable_grants(principal, personal=False, workspace=workspace)
     candidates = set(granted.values_list("execution_target_id", flat=True))
     if principal.is_platform_admin:
         for kind in registry.TARGETS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
+from fleet.admin_base import ModelAdmin
 from fleet.errors import FleetError
 
 from .models import RemoteHost, TargetGrant
@@ -16,7 +17,7 @@ SECRET_FIELDS = ("private_key", "passphrase", "password")
 
 
 @admin.register(RemoteHost)
-class RemoteHostAdmin(admin.ModelAdmin):
+class RemoteHostAdmin(ModelAdmin):
     list_display = ("name", "scope", "host", "port", "username", "auth_type", "status", "host_key_fingerprint",
                     "docker_version", "last_tested_at")
     list_filter = ("status", "auth_type")
@@ -57,7 +58,7 @@ class RemoteHostAdmin(admin.ModelAdmin):
 
 
 @admin.register(TargetGrant)
-class TargetGrantAdmin(admin.ModelAdmin):
+class TargetGrantAdmin(ModelAdmin):
     list_display = ("execution_target_id", "kind", "user", "group", "workspace", "created_at")
     list_filter = ("kind",)
     search_fields = ("execution_target_id", "user__email", "group__name", "workspace__name")

@@ -6,3 +6,10 @@ class TargetsConfig(AppConfig):
     label = "targets"
     verbose_name = "Deploy targets"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from accounts.deletion import user_holder_register
+
+        from .remote_hosts import remote_hosts_holding
+
+        user_holder_register(remote_hosts_holding)  # a user's hosts in use keep the user; idle ones go along

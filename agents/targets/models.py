@@ -88,7 +88,9 @@ class RemoteHost(models.Model):
     the SSH host key is pinned by the first successful test (agents.targets.remote_hosts)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True,
+    # PROTECT: a host goes through remote_host_delete (refused while agents use it, its grants
+    # dropped), also when its owner is deleted (accounts.deletion).
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
                               related_name="remote_hosts", help_text="Empty for a platform host")
     name = models.CharField(max_length=100)
     host = models.CharField(max_length=255)

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.deletion import UserHoldings
 from fleet import netsafety
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
@@ -29,7 +30,7 @@ from workspaces.roles import Role
 
 from ..backends.ssh import InvalidPrivateKey, SshEndpoint, SshFailure, SshTunnel, load_private_key
 from . import grants as target_grants
-from .access import DEPLOYING_ROLES
+from .access import usable_remote_hosts
 from .models import AuthType, GranteeKind, HostStatus, RemoteHost, TargetGrant
 
 HOST_NOT_FOUND = "Remote Docker host not found."
@@ -70,27 +71,10 @@ def _secret(value) -> str | None:
 
 
 def remote_hosts_visible(principal: Principal) -> QuerySet[RemoteHost]:
-    """GET /remote-hosts: the caller's own hosts, personal hosts shared with a workspace where the
-    caller is editor or above, and platform hosts granted to the caller (all for a platform admin)."""
-    user_id = principal.user.pk
-    workspaces = list(
-        principal.user.memberships.filter(role__in=DEPLOYING_ROLES).values_list("workspace_id", flat=True)
-    )
-    shared = TargetGrant.objects.filter(kind=GranteeKind.WORKSPACE, workspace_id__in=workspaces)
-    granted = TargetGrant.objects.filter(
-        Q(kind=GranteeKind.ALL_ACCOUNTS) | Q(kind=GranteeKind.USER, user_id=user_id)
-        | Q(kind=GranteeKind.USER_GROUP, group__memberships__user_id=user_id)
-    )
-    shared_ids = _host_ids(shared)
-    platform_ids = _host_ids(granted) | shared_ids
-    visible = Q(owner_id=user_id) | Q(owner__isnull=False, pk__in=shared_ids)
-    visible |= Q(owner__isnull=True) if principal.is_platform_admin else Q(owner__isnull=True, pk__in=platform_ids)
-    return RemoteHost.objects.filter(visible).order_by("-created_at", "id")
-
-
-def _host_ids(grants: QuerySet[TargetGrant]) -> set:
-    ids = grants.filter(execution_target_id__startswith="remote:").values_list("execution_target_id", flat=True)
-    return {uuid for uuid in (uuid_or_none(value.partition(":")[2]) for value in ids) if uuid}
+    """GET /remote-hosts: the hosts the caller may use (agents.targets.access, the one grant
+    rule): its own, personal hosts shared with a workspace where it is editor or above, and
+    platform hosts granted to it (all for a platform admin)."""
+    return RemoteHost.objects.filter(usable_remote_hosts(principal)).order_by("-created_at", "id")
 
 
 def remote_host_visible(principal: Principal, host_id) -> RemoteHost:
@@ -270,6 +254,32 @@ def remote_host_delete(*, host: RemoteHost) -> None:
         raise HostInUse()
     target_grants.target_grants_delete(execution_target_id=host.execution_target_id)
     host.delete()
+
+
+def remote_hosts_holding(user) -> UserHoldings:
+    """accounts.deletion holder: a user's hosts that agents still use keep the user until those
+    agents are deleted (anyone's: a shared host runs others' agents too); idle hosts go with the
+    user through remote_host_delete (with their grants). Registered by TargetsConfig.ready."""
+    from agents.models import Agent
+    from agents.services.lifecycle import named_agents
+
+    hosts = list(RemoteHost.objects.filter(owner_id=user.pk).order_by("name", "id"))
+    if not hosts:
+        return UserHoldings()
+    agents_on: dict[str, list] = {}
+    for agent in Agent.objects.filter(execution_target_id__in=[host.execution_target_id for host in hosts]).order_by(
+            "name", "id"):
+        agents_on.setdefault(agent.execution_target_id, []).append(agent)
+    in_use = [host for host in hosts if host.execution_target_id in agents_on]
+    idle = [host for host in hosts if host.execution_target_id not in agents_on]
+    blockers = tuple(f"the agents on their Remote Docker host '{host.name}': "
+                     f"{named_agents(agents_on[host.execution_target_id])}" for host in in_use)
+
+    def release() -> None:
+        for host in idle:
+            remote_host_delete(host=host)
+
+    return UserHoldings(blockers=blockers, held=tuple(in_use), released=tuple(idle), release=release)
 
 
 @dataclass(frozen=True)

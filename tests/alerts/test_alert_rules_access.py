@@ -2,7 +2,10 @@
 
 import pytest
 
+from agents.events import agent_event
+from agents.services.lifecycle import agent_delete
 from alerts.models import AlertRule
+from fleet.events import emit
 from tests.factories.alerts import make_rule, webhook
 from tests.factories.workspaces import make_api_key
 from tests.support import client_for
@@ -125,3 +128,23 @@ def test_a_rule_created_with_a_key_is_created_by_the_keys_issuer(tenancy):
 
     assert response.status_code == 200
     assert response.json()["createdBy"] == str(tenancy.admin.id)
+
+
+def test_a_key_never_sees_the_events_of_a_remote_docker_agent_a_session_assigned_to_its_workspace(tenancy):
+    remote = tenancy.agent(name="on-my-host", deploy_target="remote-docker", execution_target_id="remote:h1")
+    gone = tenancy.agent(name="was-on-my-host", deploy_target="remote-docker", execution_target_id="remote:h1")
+    local = tenancy.agent(name="on-docker")
+    agent_event(remote, "agent.error", "remote failed")
+    agent_event(gone, "agent.stopped", "remote stopped")
+    agent_delete(agent=gone)  # its events now name an agent that no longer exists
+    agent_event(local, "agent.error", "local failed")
+    emit("budget.checked", workspace_ids=[tenancy.workspace.id])  # about no agent at all
+    url = f"/api/workspaces/{tenancy.workspace.id}/events"
+
+    by_key = client_for(api_key=tenancy.key("agents:read")).get(url).json()
+    by_session = client_for(tenancy.viewer).get(url).json()
+
+    assert [e["message"] for e in by_key] == ["", "local failed"]
+    assert {e["message"] for e in by_session} == {
+        "", "local failed", "Agent was-on-my-host was deleted.", "remote stopped", "remote failed"}
+    assert {e["agentId"] for e in by_session} - {e["agentId"] for e in by_key} == {str(remote.id), str(gone.id)}

@@ -5,10 +5,15 @@ kmock keeps the objects a client writes (create, patch, delete, finalizers, watc
 no controllers and serves no kubelet. `FleetCluster` extends it the way its docs invite
 ("inherit and implement for your cases") with what the cluster itself does for what Fleet
 creates, and nothing Fleet's own code decides:
-- the Deployment controller and scheduler: a Deployment's pod appears on node `node-a` as
-  Running (creationTimestamp, hostIP, container status with startedAt), is replaced when the
-  pod template changes (a restart), and goes when replicas drop to 0 or the Deployment goes;
+- the Deployment controller and scheduler: a Deployment's pod appears on node `node-a` (or the
+  node a test sets in `schedule_on`, as the scheduler's choice) as Running (creationTimestamp,
+  hostIP, container status with startedAt), is replaced when the pod template changes (a
+  restart), and goes when replicas drop to 0 or the Deployment goes;
 - a NodePort Service gets its node port from 30000 up;
+- the API server's checks on a claim's storage request (PersistentVolumeClaimResize admission
+  and validation): growing it needs its StorageClass to exist with `allowVolumeExpansion: true`
+  (403 Forbidden otherwise; a claim naming no class cannot grow here: the emulator has no
+  default class), shrinking it is 422 Invalid; `storage_class()` stores a class;
 - the kubelet's pod log (`pods/<name>/log`, honouring tailLines/sinceSeconds/timestamps) and
   its stats summary (`nodes/<node>/proxy/stats/summary`), from what the test puts in
   `cluster.pod_logs` and `cluster.summaries`; the metrics API serves objects the test stores
@@ -38,6 +43,18 @@ NODE_IP = "10.0.0.11"
 DEPLOYMENTS = kmock.resource("apps/v1/deployments")
 PODS = kmock.resource("v1/pods")
 SERVICES = kmock.resource("v1/services")
+CLAIMS = kmock.resource("v1/persistentvolumeclaims")
+STORAGE_CLASSES = kmock.resource("storage.k8s.io/v1/storageclasses")
+
+
+def _gibibytes(quantity: str) -> float:
+    """The quantities Fleet writes for claims (`7Gi`), as a number of GiB."""
+    return float(str(quantity).removesuffix("Gi"))
+
+
+def _status(code: int, reason: str, message: str) -> aiohttp.web.StreamResponse:
+    return aiohttp.web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
+                                      "reason": reason, "message": message}, status=code)
 
 
 def _now() -> str:
@@ -48,6 +65,7 @@ def _now() -> str:
 class FleetCluster(KubernetesEmulator):
     pod_logs: dict = attrs.field(factory=dict)  # (namespace, pod) -> [(datetime, line)]
     summaries: dict = attrs.field(factory=dict)  # node -> kubelet summary dict
+    schedule_on: str = NODE  # the node the scheduler places the next pod on
     _serial: itertools.count = attrs.field(factory=lambda: itertools.count(1))
     _ports: itertools.count = attrs.field(factory=lambda: itertools.count(30000))
 
@@ -66,6 +84,10 @@ class FleetCluster(KubernetesEmulator):
             if summary is None:
                 return aiohttp.web.json_response({"kind": "Status", "code": 404, "reason": "NotFound"}, status=404)
             return aiohttp.web.json_response(summary)
+        if resource == CLAIMS and request.action == kmock.action.UPDATE and not request.subresource:
+            refusal = self._refuse_claim_resize(request)
+            if refusal is not None:
+                return refusal
         response = await super()._handle(request)
         if resource is not None and request.action in (kmock.action.CREATE, kmock.action.UPDATE,
                                                        kmock.action.DELETE):
@@ -77,6 +99,26 @@ class FleetCluster(KubernetesEmulator):
                 elif resource == SERVICES and request.action == kmock.action.CREATE:
                     self._assign_node_port(namespace, name)
         return response
+
+    # -- what the API server checks --------------------------------------------------------
+
+    def _refuse_claim_resize(self, request: kmock.Request) -> aiohttp.web.StreamResponse | None:
+        claim = self._live(CLAIMS, request.namespace, request.name)
+        spec = (request.data or {}).get("spec") or {}
+        wanted = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        if claim is None or wanted is None:
+            return None
+        current = claim["spec"]["resources"]["requests"]["storage"]
+        if _gibibytes(wanted) < _gibibytes(current):
+            return _status(422, "Invalid", f'PersistentVolumeClaim "{request.name}" is invalid: '
+                                           "spec.resources.requests.storage: Forbidden: field can not be less than "
+                                           "previous value")
+        storage_class = self._live(STORAGE_CLASSES, None, claim["spec"].get("storageClassName") or "")
+        if _gibibytes(wanted) > _gibibytes(current) and not (storage_class or {}).get("allowVolumeExpansion"):
+            return _status(403, "Forbidden", f'persistentvolumeclaims "{request.name}" is forbidden: only '
+                                             "dynamically provisioned pvc can be resized and the storageclass that "
+                                             "provisions the pvc must support resize")
+        return None
 
     # -- what the controllers do ----------------------------------------------------------
 
@@ -111,7 +153,7 @@ class FleetCluster(KubernetesEmulator):
                              "labels": dict((template.get("metadata") or {}).get("labels") or {}),
                              "annotations": {"test/owner": name, "test/template": fingerprint},
                              "creationTimestamp": f"{_now()[:-1]}{serial:06d}Z"},
-                "spec": {**(template.get("spec") or {}), "nodeName": NODE},
+                "spec": {**(template.get("spec") or {}), "nodeName": self.schedule_on},
                 "status": {"phase": "Running", "hostIP": NODE_IP, "podIP": f"10.42.0.{serial % 250}",
                            "startTime": started,
                            "containerStatuses": [{"name": c["name"], "ready": True, "restartCount": 0,
@@ -191,6 +233,16 @@ class RunningCluster:
         if key not in self.cluster.objects or self.cluster.objects[key].deleted:
             return None
         return self.cluster.objects[key].raw
+
+    def storage_class(self, name: str, *, expandable: bool) -> None:
+        """A StorageClass of the cluster (claims of it may grow only when it is expandable)."""
+        body = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+                "provisioner": "test.fleet/disk", "allowVolumeExpansion": expandable}
+        self.call(self.cluster.objects.__setitem__, (STORAGE_CLASSES, None, name), body)
+
+    def schedule_on(self, node: str) -> None:
+        """The scheduler places pods made from now on on `node` (another node of the cluster)."""
+        self.call(setattr, self.cluster, "schedule_on", node)
 
     def pods(self, namespace: str) -> list[dict]:
         return [obj.raw for key, obj in list(self.cluster.objects.items())

@@ -140,11 +140,12 @@ def test_start_restart_and_stats_of_a_missing_container_raise_workload_missing(b
             verb(agent)
 
 
-def test_inspect_of_a_running_container_reports_its_state_and_port(backend, deployed):
+def test_inspect_of_a_running_container_reports_its_state_and_port(backend, docker_engine, deployed):
     state = backend.inspect(deployed)
     assert (state.exists, state.running, state.status) == (True, True, "running")
     assert state.host_port == deployed.gateway_host_port
     assert state.started_at is not None and state.restart_count == 0
+    assert state.node == docker_engine.info()["Name"]  # the engine it runs on
 
 
 def test_inspect_of_a_container_killed_behind_our_back_says_not_running(backend, docker_engine, deployed):

@@ -8,6 +8,7 @@ import threading
 import time
 import types
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -102,6 +103,26 @@ def test_stop_scales_to_zero_and_start_back_to_one(kube_cluster, k8s):
     assert k8s.inspect(agent).running
 
 
+@pytest.fixture
+def schedule_on(kube_cluster):
+    """Have the cluster's scheduler place the next pods on another node (reset afterwards: the
+    emulated cluster is the session's)."""
+    yield kube_cluster.schedule_on
+    kube_cluster.schedule_on(NODE)
+
+
+def test_inspect_reads_the_node_of_the_current_pod_as_the_scheduler_moves_it(kube_cluster, k8s, schedule_on):
+    agent, _, placement = deploy(k8s)
+    assert placement.node == NODE and k8s.inspect(agent).node == NODE
+
+    schedule_on("node-b")
+    k8s.restart(agent)  # a new pod, which the scheduler places elsewhere
+
+    assert k8s.inspect(agent).node == "node-b"
+    k8s.stop(agent)
+    assert k8s.inspect(agent).node is None  # scaled to zero: no pod, no node
+
+
 def test_restart_replaces_the_pod(kube_cluster, k8s):
     agent, _, _ = deploy(k8s)
     mine = lambda: [p["metadata"]["name"] for p in kube_cluster.pods(NS)  # noqa: E731
@@ -137,6 +158,53 @@ def test_redeploy_deletes_deployment_service_and_configmap_and_waits_for_them_be
              for r in kube_cluster.requests()[mark:] if r.method in ("POST", "DELETE")]
     assert calls[-3:] == [("POST", "configmaps"), ("POST", "services"), ("POST", "deployments")]
     assert ("DELETE", "persistentvolumeclaims") not in calls  # the claim (the state) is kept
+
+
+def redeploy_with_disk(k8s, agent, spec, disk_gb):
+    """Remove keeping the state, then create the replacement with another disk_gb (a resource change)."""
+    k8s.remove(agent, keep_state=True)
+    agent.container_id = agent.container_name = ""
+    return agent.place(k8s.create(agent, replace(spec, disk_gb=disk_gb)))
+
+
+def claim_patches(kube_cluster, mark):
+    return [r for r in kube_cluster.requests()[mark:]
+            if r.method == "PATCH" and "/persistentvolumeclaims/" in r.url.path]
+
+
+def test_a_redeploy_with_a_bigger_disk_grows_the_claim_and_never_shrinks_it(kube_cluster):
+    kube_cluster.storage_class("expandable", expandable=True)
+    k8s = KubernetesBackend(cluster(kube_cluster, storage_class="expandable"))
+    agent, spec, _ = deploy(k8s)
+    claim = lambda: kube_cluster.live("v1/persistentvolumeclaims", NS, f"{spec.name}-state")  # noqa: E731
+    assert claim()["spec"]["resources"]["requests"]["storage"] == "7Gi"
+
+    redeploy_with_disk(k8s, agent, spec, 12)
+    assert claim()["spec"]["resources"]["requests"]["storage"] == "12Gi"
+
+    mark = len(kube_cluster.requests())
+    redeploy_with_disk(k8s, agent, spec, 12)  # the same size: nothing to ask
+    redeploy_with_disk(k8s, agent, spec, 5)  # smaller: refused before it gets here; never asked for
+    assert claim_patches(kube_cluster, mark) == []
+    assert claim()["spec"]["resources"]["requests"]["storage"] == "12Gi"
+    k8s.remove(agent)
+
+
+def test_a_claim_whose_storage_class_cannot_expand_fails_the_create_saying_why(kube_cluster):
+    kube_cluster.storage_class("fixed-size", expandable=False)
+    k8s = KubernetesBackend(cluster(kube_cluster, storage_class="fixed-size"))
+    agent, spec, _ = deploy(k8s)
+
+    with pytest.raises(BackendError, match=r"refused to grow the agent's state claim from 7Gi to 9Gi \(its storage "
+                                           r"class must allow volume expansion\): .*must support resize") as failed:
+        redeploy_with_disk(k8s, agent, spec, 9)
+
+    assert not failed.value.transient
+    assert kube_cluster.live("v1/persistentvolumeclaims", NS, f"{spec.name}-state")["spec"]["resources"] == {
+        "requests": {"storage": "7Gi"}}
+    agent.container_id = f"{NS}/{spec.name}"  # what is left of it (its claim, its secret) goes
+    k8s.remove(agent)
+    assert kube_cluster.live("v1/persistentvolumeclaims", NS, f"{spec.name}-state") is None
 
 
 def test_create_waits_for_a_previous_deployment_still_terminating(kube_cluster, k8s, settings):

@@ -6,13 +6,14 @@ refused for this target."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from urllib.parse import parse_qs
 
 import pytest
 
 from agents.backends import registry
 from agents.backends.base import BackendError, BackendUnreachable, WorkloadMissing
-from agents.backends.proxmox import ProxmoxBackend
+from agents.backends.proxmox import ProxmoxBackend, rootfs_bytes
 from tests.agents.backends.support import FakeAgent, spec_for
 
 TOKEN_ID, TOKEN_SECRET = "fleet@pve!agents", "0b5e4f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -63,6 +64,7 @@ def test_lifecycle_goes_through_the_api_and_waits_for_each_task(pve):
     backend = ProxmoxBackend()
     agent, _ = deploy(backend)
     ct = pve.ct(int(agent.container_id))
+    assert backend.inspect(agent).node == "pve1" == ct.node  # the PVE node it runs on
     backend.stop(agent)
     assert ct.status == "stopped" and not backend.inspect(agent).running
     backend.start(agent)
@@ -85,6 +87,38 @@ def test_lifecycle_goes_through_the_api_and_waits_for_each_task(pve):
     backend.remove(agent)
     with pytest.raises(WorkloadMissing):
         backend.start(agent)
+
+
+def test_a_redeploy_with_a_bigger_disk_grows_the_root_filesystem_and_never_shrinks_it(pve):
+    backend = ProxmoxBackend()
+    agent, spec = deploy(backend)  # 12 GB
+    ct = pve.ct(int(agent.container_id))
+
+    def redeploy(disk_gb):
+        backend.remove(agent, keep_state=True)
+        agent.container_id = ""
+        agent.place(backend.create(agent, replace(spec, disk_gb=disk_gb)))
+
+    redeploy(20)
+    assert "size=20G" in ct.config["rootfs"] and ct.status == "running"
+    resized = [r for r in pve.requests if r[0] == "PUT" and r[1].endswith(f"/lxc/{ct.vmid}/resize")]
+    assert [parse_qs(r[2].decode()) for r in resized] == [{"disk": ["rootfs"], "size": ["20G"]}]
+    assert "resize" in {task.get("type") for task in pve.tasks.values()}  # a task, waited for
+
+    redeploy(20)  # the same size: nothing to ask
+    redeploy(8)  # smaller: a resource change refuses it first; the backend never asks PVE to shrink
+    assert len([r for r in pve.requests if r[0] == "PUT" and r[1].endswith(f"/lxc/{ct.vmid}/resize")]) == 1
+    assert "size=20G" in ct.config["rootfs"]
+    backend.remove(agent)
+
+
+@pytest.mark.parametrize(("rootfs", "size"), [
+    ("local-lvm:vm-100-disk-0,size=12G", 12 * 1024 ** 3), ("local:100/vm-100-disk-0.raw,size=512M", 512 * 1024 ** 2),
+    ("pool:subvol-100-disk-0,mountoptions=noatime,size=1T", 1024 ** 4), ("local-lvm:vm-100-disk-0", None),
+    ("local-lvm:vm-100-disk-0,size=huge", None),
+])
+def test_the_root_filesystem_size_is_read_from_its_option(rootfs, size):
+    assert rootfs_bytes(rootfs) == size
 
 
 def test_stats_come_from_status_current(pve):

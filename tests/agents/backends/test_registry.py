@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agents.backends import registry
@@ -70,3 +72,27 @@ def test_targets_needing_a_concrete_id_get_no_default_and_need_one(monkeypatch):
 def test_a_deploy_target_nobody_registered_has_no_default():
     assert registry.default_execution_target("remote-docker") is None
     assert registry.default_execution_target("nonsense") is None
+
+
+def test_each_row_declares_the_sandbox_profiles_and_disk_rule_of_its_target():
+    assert {kind: registry.sandbox_profiles_of(row.deploy_target) for kind, row in registry.TARGETS.items()} == {
+        "docker": ("standard", "nemoclaw"), "k8s": ("standard", "nemoclaw"),
+        "remote": ("standard", "nemoclaw"), "proxmox": ("standard",)}
+    shrinks = {kind: registry.disk_shrink_refusal_of(row.deploy_target) is None
+               for kind, row in registry.TARGETS.items()}
+    assert shrinks == {"docker": True, "remote": True, "k8s": False, "proxmox": False}
+    assert registry.sandbox_profiles_of("nonsense") == ("standard", "nemoclaw")
+
+
+@pytest.mark.django_db
+def test_deploy_selection_asks_the_row_which_profiles_a_target_runs(monkeypatch, user, settings):
+    """Selection names no target: a row that drops nemoclaw refuses it with the same words."""
+    from tests.support import client_for
+
+    settings.ENABLED_SANDBOX_PROFILES = ["standard", "nemoclaw"]
+    monkeypatch.setitem(registry.TARGETS, "docker", replace(registry.TARGETS["docker"], sandbox_profiles=("standard",)))
+
+    response = client_for(user).post("/api/agents/deploy", {"sandbox_profile": "nemoclaw"}, format="json")
+
+    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
+    assert response.json()["fields"]["sandbox_profile"] == ["The nemoclaw profile is not available on docker."]

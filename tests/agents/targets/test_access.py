@@ -9,6 +9,7 @@ from accounts.groups import user_group_create, user_group_member_remove
 from agents.targets.access import can_deploy_to, deploy_refusal, deployable_targets
 from agents.targets.grants import GrantSet, grants_of, target_grant_workspace_add, target_grants_set
 from agents.targets.models import GranteeKind, TargetGrant
+from agents.targets.remote_hosts import remote_hosts_visible
 from fleet.api.principal import Principal
 from tests.factories.accounts import AdminFactory
 from tests.factories.remote_hosts import RemoteHostFactory
@@ -225,3 +226,38 @@ def test_a_key_neither_lists_nor_operates_a_remote_agent_assigned_to_its_workspa
     assert (relabel.status_code, relabel.json()["code"]) == (403, "session_required")
     seen = {row["agentId"] for row in client_for(tenancy.owner).get(workspace_agents).json()}
     assert seen == {str(remote.id), str(local.id)}
+
+
+def test_the_host_list_and_deploys_are_one_rule_for_every_kind_of_grantee(tenancy):
+    """GET /remote-hosts lists exactly the ready hosts a session may deploy to (one selector)."""
+    group = user_group_create(name="ssh users", member_ids=[str(tenancy.viewer.pk)])
+    hosts = {
+        "own": RemoteHostFactory(owner=tenancy.editor),
+        "shared": RemoteHostFactory(owner=tenancy.outsider),
+        "personal-granted-otherwise": RemoteHostFactory(owner=tenancy.outsider),
+        "all-accounts": RemoteHostFactory(owner=None),
+        "user": RemoteHostFactory(owner=None),
+        "group": RemoteHostFactory(owner=None),
+        "workspace": RemoteHostFactory(owner=None),
+        "ungranted": RemoteHostFactory(owner=None),
+    }
+    target_grant_workspace_add(execution_target_id=hosts["shared"].execution_target_id, workspace=tenancy.workspace)
+    TargetGrant.objects.create(execution_target_id=hosts["personal-granted-otherwise"].execution_target_id,
+                               kind=GranteeKind.ALL_ACCOUNTS)
+    grants = {"all-accounts": GrantSet(all_accounts=True), "user": GrantSet(users=(tenancy.admin.pk,)),
+              "group": GrantSet(user_groups=(group.pk,)), "workspace": GrantSet(workspaces=(tenancy.workspace.pk,))}
+    for name, grant_set in grants.items():
+        target_grants_set(execution_target_id=hosts[name].execution_target_id, grants=grant_set)
+    expected = {
+        "editor": {"own", "shared", "all-accounts", "workspace"},
+        "admin": {"shared", "all-accounts", "user", "workspace"},
+        "viewer": {"all-accounts", "group"},
+        "outsider": {"shared", "personal-granted-otherwise", "all-accounts"},
+        "platform_admin": {"all-accounts", "user", "group", "workspace", "ungranted"},
+    }
+
+    for who, names in expected.items():
+        principal = session(getattr(tenancy, who))
+        listed = {name for name, host in hosts.items() if host in remote_hosts_visible(principal)}
+        deployable = {name for name, host in hosts.items() if can_deploy_to(principal, host.execution_target_id)}
+        assert listed == deployable == names, who

@@ -4,12 +4,17 @@ lifecycle scales, and an unreachable cluster answers 502 daemon_unreachable."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
+from django.test import Client
 
 from agents.models import Agent, Status
+from agents.services.monitoring import agents_monitor
 from agents.services.provisioning import agent_provision
 from agents.targets.grants import GrantSet, target_grants_set
 from tests.factories.targets import make_cluster
+from tests.infra.kube import NODE
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -121,3 +126,58 @@ def test_an_unreachable_cluster_answers_502_daemon_unreachable(tenancy):
     for answer in (viewer.get(f"/api/agents/{agent.id}/stats"), viewer.get(f"/api/agents/{agent.id}/gateway-url"),
                    client_for(tenancy.editor).post(f"/api/agents/{agent.id}/restart")):
         assert answer.status_code == 502 and answer.json()["code"] == "daemon_unreachable"
+
+
+@pytest.mark.django_db(transaction=True)  # the monitoring sweep reads the agents' targets from its threads
+def test_the_node_follows_the_pod_when_the_cluster_reschedules_it(tenancy, cluster, kube_cluster, settings):
+    """`node` is read at create and again wherever the live state is reconciled: the monitoring
+    sweep and GET /agents/:id store the node of the agent's current pod."""
+    settings.AGENT_READY_TIMEOUT_SECONDS = 1
+    grant_workspace(cluster, tenancy.workspace)
+    editor = client_for(tenancy.editor)
+    agent_id = deploy(editor, cluster).json()["id"]
+    agent_provision(agent_id=agent_id)
+    assert Agent.objects.get(pk=agent_id).node == NODE
+    assert editor.post(f"/api/agents/{agent_id}/start").json()["status"] == "running"
+    try:
+        kube_cluster.schedule_on("node-b")
+        editor.post(f"/api/agents/{agent_id}/restart")  # a new pod, placed elsewhere by the scheduler
+        assert agents_monitor()["unknown"] == 0
+        assert Agent.objects.get(pk=agent_id).node == "node-b"
+
+        kube_cluster.schedule_on("node-c")
+        editor.post(f"/api/agents/{agent_id}/restart")
+        detail = editor.get(f"/api/agents/{agent_id}").json()
+        assert detail["node"] == "node-c" and Agent.objects.get(pk=agent_id).node == "node-c"
+    finally:
+        kube_cluster.schedule_on(NODE)
+    editor.delete(f"/api/agents/{agent_id}")
+
+
+def test_changing_the_disk_in_the_console_grows_the_claim_and_refuses_to_shrink_it(tenancy, kube_cluster, settings):
+    settings.AGENT_READY_TIMEOUT_SECONDS = 1
+    kube_cluster.storage_class("grows", expandable=True)
+    cluster = make_cluster(server=kube_cluster.url, service_type="NodePort", gateway_host="127.0.0.1",
+                           storage_class="grows")
+    console = Client()
+    console.force_login(tenancy.platform_admin)
+    agent_id = deploy(client_for(tenancy.platform_admin), cluster, disk_gb=4).json()["id"]
+    agent_provision(agent_id=agent_id)  # ends in error: no runtime answers behind the emulator's pod
+    claim_name = f"{Agent.objects.get(pk=agent_id).container_name}-state"
+    storage = lambda: kube_cluster.live("v1/persistentvolumeclaims", NS, claim_name)["spec"]["resources"]  # noqa: E731
+    resources = f"/admin/agents/agent/{agent_id}/resources/"
+
+    grown = console.post(resources, {"vcpu": 1, "ram_mb": 1024, "disk_gb": 9, "sandbox_profile": "standard"})
+    assert grown.status_code == 302
+    agent_provision(agent_id=agent_id)  # the redeploy's job: the kept claim is grown, not recreated
+    assert storage() == {"requests": {"storage": "9Gi"}} and Agent.objects.get(pk=agent_id).disk_gb == 9
+
+    refused = console.post(resources, {"vcpu": 1, "ram_mb": 2048, "disk_gb": 5, "sandbox_profile": "standard"})
+    assert refused.status_code == 200
+    assert ("The disk cannot shrink from 9 GB to 5 GB: a Kubernetes volume claim can grow but never shrink."
+            in html.unescape(refused.content.decode()))
+    agent = Agent.objects.get(pk=agent_id)
+    assert (agent.disk_gb, agent.ram_mb, agent.status) == (9, 1024, Status.ERROR)  # nothing changed
+    assert storage() == {"requests": {"storage": "9Gi"}}
+    client_for(tenancy.platform_admin).delete(f"/api/agents/{agent_id}")
+

@@ -6,6 +6,11 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent
+from agents.services.provisioning import agent_provision
+from agents.services.resources import ResourceChange, agent_resources_change
+from fleet.api.principal import Principal
+from fleet.errors import ValidationFailed
+from fleet.models import Event
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -53,5 +58,32 @@ def test_nemoclaw_is_refused_on_proxmox(tenancy, pve, settings):
     settings.ENABLED_SANDBOX_PROFILES = ["standard", "nemoclaw"]
     answer = client_for(tenancy.platform_admin).post(
         "/api/agents/deploy", {"deploy_target": "proxmox", "sandbox_profile": "nemoclaw"}, format="json")
-    assert answer.status_code == 400 and "sandbox_profile" in answer.json()["fields"]
+    assert answer.status_code == 400
+    assert answer.json()["fields"]["sandbox_profile"] == ["The nemoclaw profile is not available on proxmox."]
     assert not Agent.objects.exists()
+
+
+def test_a_bigger_disk_grows_the_containers_root_filesystem_and_a_smaller_one_is_refused(tenancy, pve, settings):
+    settings.AGENT_READY_TIMEOUT_SECONDS = 1
+    admin = Principal(user=tenancy.platform_admin)
+    agent_id = client_for(tenancy.platform_admin).post(
+        "/api/agents/deploy", {"deploy_target": "proxmox", "disk_gb": 6}, format="json").json()["id"]
+    agent_provision(agent_id=agent_id)  # no runtime answers inside the fake's container: it ends in error
+    agent = Agent.objects.get(pk=agent_id)
+    ct = pve.ct(int(agent.container_id))
+    assert "size=6G" in ct.config["rootfs"]
+
+    agent_resources_change(principal=admin, agent=agent, change=ResourceChange(disk_gb=15))
+    agent_provision(agent_id=agent_id)  # the redeploy: the same container, its rootfs grown
+    agent = Agent.objects.get(pk=agent_id)
+    assert agent.container_id == str(ct.vmid) and agent.disk_gb == 15 and "size=15G" in ct.config["rootfs"]
+
+    events = Event.objects.filter(agent_id=agent_id).count()
+    with pytest.raises(ValidationFailed) as refused:
+        agent_resources_change(principal=admin, agent=agent, change=ResourceChange(disk_gb=10, ram_mb=2048))
+    assert refused.value.fields == {"disk_gb": [(
+        "The disk cannot shrink from 15 GB to 10 GB: a Proxmox container's root filesystem can grow but never "
+        "shrink. Keep 15 GB or more.")]}
+    unchanged = Agent.objects.get(pk=agent_id)
+    assert (unchanged.disk_gb, unchanged.ram_mb, unchanged.status) == (15, agent.ram_mb, agent.status)
+    assert Event.objects.filter(agent_id=agent_id).count() == events and "size=15G" in ct.config["rootfs"]

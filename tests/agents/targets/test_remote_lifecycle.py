@@ -1,6 +1,7 @@
 """An agent's whole life on a Remote Docker host through the API: a real sshd in front of the
 real engine, a real Celery worker, the real Hermes runtime image. Deploy (session, personal
-host, no workspace), running, stats, logs, stop, start, delete — each checked on the engine itself.
+host, no workspace), running, stats, logs, stop, start, restart, redeploy (its state kept),
+delete — each checked on the engine itself; the same through a host reached with a password.
 And an unreachable host: 502 daemon_unreachable on requests, `error` in provisioning."""
 
 from __future__ import annotations
@@ -89,8 +90,66 @@ def test_a_hermes_agent_lives_and_dies_on_a_remote_host(live, sshd, docker_socke
     assert (started.status_code, started.json()["status"]) == (200, "running")
     assert docker_engine.containers.get(agent.container_id).status == "running"
 
+    _restart_and_redeploy_over_ssh(client, live, docker_engine, agent, check_file="remote-check.txt")
+    agent = Agent.objects.get(pk=agent_id)
+
     in_use = client.delete(f"/api/remote-hosts/{host['id']}")
     assert (in_use.status_code, in_use.json()["code"]) == (409, "host_in_use")
+
+    assert client.delete(f"/api/agents/{agent_id}").json() == {"success": True}
+    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
+    assert client.delete(f"/api/remote-hosts/{host['id']}").json() == {"success": True}
+
+
+def _started_at(docker_engine, container_id) -> str:
+    return docker_engine.containers.get(container_id).attrs["State"]["StartedAt"]
+
+
+def _restart_and_redeploy_over_ssh(client, live, docker_engine, agent, *, check_file: str) -> None:
+    """Restart (the same container started again), then stop and redeploy (a new container on
+    the host, the agent's state kept), each through the API and seen on the engine."""
+    agent_id = str(agent.id)
+    before = _started_at(docker_engine, agent.container_id)
+    restarted = client.post(f"/api/agents/{agent_id}/restart")
+    assert (restarted.status_code, restarted.json()) == (200, {"success": True}), restarted.content
+    assert _status(agent_id) == "running"
+    container = docker_engine.containers.get(agent.container_id)
+    assert container.status == "running" and _started_at(docker_engine, agent.container_id) != before
+
+    assert client.post(f"/api/agents/{agent_id}/stop").json()["status"] == "stopped"
+    redeployed = client.post(f"/api/agents/{agent_id}/redeploy")
+    assert (redeployed.status_code, redeployed.json()["status"]) == (200, "queued"), redeployed.content
+    live.wait_until(lambda: _status(agent_id) in ("running", "error"), timeout=60)
+    replaced = Agent.objects.get(pk=agent_id)
+    assert replaced.status == "running", replaced.last_error
+    assert replaced.container_id != agent.container_id
+    assert docker_engine.containers.get(replaced.container_id).status == "running"
+    assert not docker_engine.containers.list(all=True, filters={"id": agent.container_id})  # the old one is gone
+    assert backend_for(replaced).read_state_file(replaced, check_file) == b"written over ssh"  # state kept
+
+
+def test_a_hermes_agent_lives_on_a_host_reached_with_a_password(live, sshd, docker_socket_path, docker_engine):
+    client = client_for(UserFactory())
+    body = host_body(sshd, docker_socket_path, auth={"type": "password", "password": sshd.password})
+    host = client.post("/api/remote-hosts", body, format="json").json()
+    assert host["auth"] == {"type": "password", "privateKey": None, "passphrase": None, "password": "[REDACTED]"}
+    tested = client.post(f"/api/remote-hosts/{host['id']}/test").json()
+    assert tested["ok"] is True and tested["hostKeyFingerprint"] == sshd.fingerprint
+
+    response = client.post("/api/agents/deploy", {"runtime_family": "hermes",
+                                                  "execution_target_id": f"remote:{host['id']}"}, format="json")
+    assert response.status_code == 201, response.content
+    agent_id = response.json()["id"]
+    live.wait_until(lambda: _status(agent_id) in ("running", "error"), timeout=60)
+    agent = Agent.objects.get(pk=agent_id)
+    assert agent.status == "running", agent.last_error
+    assert agent.runtime_version == "0.19.0"
+    assert docker_engine.containers.get(agent.container_id).labels["fleet.agent_id"] == agent_id
+    stats = client.get(f"/api/agents/{agent_id}/stats")
+    assert stats.status_code == 200 and stats.json()["running"] is True
+    backend_for(agent).write_state_file(agent, "password-check.txt", b"written over ssh")
+
+    _restart_and_redeploy_over_ssh(client, live, docker_engine, agent, check_file="password-check.txt")
 
     assert client.delete(f"/api/agents/{agent_id}").json() == {"success": True}
     assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
