@@ -128,7 +128,7 @@ def test_two_open_agent_pages_leave_the_default_workers_to_the_api(
 
     for panel, marker in zip(panels, markers, strict=True):
         assert panel.error is None, panel.error
-        assert len(panel.answers) >= 4 and {status for status, _ in panel.answers} == {200}, panel.answers
+        assert len(panel.answers) >= 3 and {status for status, _ in panel.answers} == {200}, panel.answers
         assert panel.lines.count(marker) == 1, panel.lines  # seen live, and once (since= includes its instant)
     assert max(api_seconds) < PROMPT_SECONDS, api_seconds
 
