@@ -1,7 +1,8 @@
 """Admin console: agents with their state, owner, placement and workspaces, and the agent page
 that acts (start, stop, restart, redeploy, change resources, deploy), shows its charts, events,
-budgets, deploy progress and live logs. Every action goes through the same services as the API
-(so the same rules and events apply); the views are in agents/console/.
+budgets, deploy progress and its logs (polled: never a held request). Every action goes through
+the same services as the API (so the same rules and events apply); the views are in
+agents/console/.
 
 Resources (vCPU, RAM, disk, runtime, sandbox profile) are read-only on the form: saving them
 would not change the container. "Change resources" validates them as a deploy does and
@@ -91,7 +92,7 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
         return [
             path("<path:object_id>/act/<str:verb>/", wrap(views.agent_act), name="agents_agent_act"),
             path("<path:object_id>/resources/", wrap(views.agent_resources), name="agents_agent_resources"),
-            path("<path:object_id>/logs/stream/", wrap(views.agent_logs_stream), name="agents_agent_logs_stream"),
+            path("<path:object_id>/logs/", wrap(views.agent_logs), name="agents_agent_logs"),
             path("<path:object_id>/progress/", wrap(views.agent_progress), name="agents_agent_progress"),
             *super().get_urls(),
         ]

@@ -35,20 +35,23 @@ class AgentsConfig(AppConfig):
 
     def ready(self):
         from accounts.deletion import user_holder_register
-        from fleet.health import health_check_register
+        from fleet.health import health_check_register, health_warning_register
 
+        from . import checks  # noqa: F401 - registers the system checks
         from .list_triggers import install_after_migrate
         from .services.lifecycle import agents_holding
 
         user_holder_register(agents_holding)  # a user who owns agents is deleted after them
 
         from .services.engines import engines_report
+        from .services.workload import internal_url_warning
 
         # The list version's triggers, re-created when missing or outdated (SQLite drops them
         # with a rebuilt table): agents.list_triggers.
         post_migrate.connect(install_after_migrate, sender=self, dispatch_uid="agents.list_triggers")
 
         health_check_register("engines", engines_report)  # checks.engines of /api/health
+        health_warning_register("internal_url", lambda: getattr(internal_url_warning(), "sentence", None))
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .usage import tasks as usage_tasks  # noqa: F401 - registers the usage pull

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from agents.models import Agent, AgentSpendDay, Budget, BudgetPeriod
+from agents.budgets.selectors import BudgetCounts, MonthlySpend, budget_counts, top_monthly_spenders
+from agents.models import Agent, AgentSpendDay
 from agents.models.agent import PausedReason, Status
 from agents.usage.money import micros_to_usd
 from alerts.models import Delivery, DeliveryStatus
@@ -19,6 +20,7 @@ from .health import targets_health
 RECENT_EVENTS = 12
 ATTENTION_AGENTS = 10
 FAILED_DELIVERIES = 8
+TOP_SPENDERS = 5
 ATTENTION = Q(status__in=(Status.ERROR, Status.WARNING)) | Q(paused_reason=PausedReason.BUDGET_EXCEEDED)
 
 
@@ -62,15 +64,15 @@ def spend_panel(now=None) -> dict:
     return {"today_usd": micros_to_usd(spent["today"] or 0), "month_usd": micros_to_usd(spent["month"] or 0)}
 
 
-def budgets_panel() -> dict:
-    """What the budgets allow: the sum of daily and of monthly limits, and how many there are."""
-    limits = Budget.objects.aggregate(
-        count=Count("id"),
-        daily=Sum("limit_micros", filter=Q(period=BudgetPeriod.DAILY)),
-        monthly=Sum("limit_micros", filter=Q(period=BudgetPeriod.MONTHLY)),
-    )
-    return {"count": limits["count"], "daily_usd": micros_to_usd(limits["daily"] or 0),
-            "monthly_usd": micros_to_usd(limits["monthly"] or 0)}
+def budgets_panel(now=None) -> BudgetCounts:
+    """How many budgets there are, how many are past their soft threshold (under the limit) and
+    how many are exceeded (enforcement pauses their agents), each for its current period."""
+    return budget_counts(now=now)
+
+
+def top_spenders(now=None) -> list[MonthlySpend]:
+    """The agents that spent most this month, each against its monthly budget (if it has one)."""
+    return top_monthly_spenders(count=TOP_SPENDERS, now=now)
 
 
 def recent_events() -> list[Event]:
@@ -85,20 +87,14 @@ def failed_deliveries() -> list[dict]:
     )
 
 
-def _pct(part: float, whole: float) -> int | None:
-    return min(round(part * 100 / whole), 100) if whole else None
-
-
 def dashboard_callback(request, context: dict) -> dict:
-    spend, budgets = spend_panel(), budgets_panel()
     context.update({
         "agents_panel": agents_by_status(),
         "attention_agents": agents_needing_attention(),
         "targets_panel": targets_health(),
-        "spend_panel": spend,
-        "budgets_panel": budgets,
-        "spend_today_pct": _pct(spend["today_usd"], budgets["daily_usd"]),
-        "spend_month_pct": _pct(spend["month_usd"], budgets["monthly_usd"]),
+        "spend_panel": spend_panel(),
+        "budgets_panel": budgets_panel(),
+        "top_spenders_panel": top_spenders(),
         "events_panel": recent_events(),
         "deliveries_panel": failed_deliveries(),
     })

@@ -1,5 +1,7 @@
-"""The checks behind GET /api/health: database, Redis, the worker heartbeat, and the checks
-apps register (`health_check_register`; agents registers `engines`, a word per target).
+"""The checks behind GET /api/health: database, Redis, the worker heartbeat, the checks apps
+register (`health_check_register`; agents registers `engines`, a word per target), and the
+configuration warnings apps register (`health_warning_register`: sentences saying what to set;
+agents warns when bridged agents could not reach Fleet).
 
 Each check answers a short word (or, for a registered check, a word per item) and never
 raises. `status` is "ok" when every check is ok (Redis "not_configured" and an engine's
@@ -7,7 +9,8 @@ raises. `status` is "ok" when every check is ok (Redis "not_configured" and an e
 else "degraded". The HTTP status is 503 only when this web process cannot serve requests
 (database or configured Redis down), so a load balancer takes it out of rotation; a
 stale or missing worker degrades the body but keeps 200, because a stopped worker must
-not take the whole API offline. Monitoring should alert on the body's `status`.
+not take the whole API offline. Monitoring should alert on the body's `status`. Warnings
+leave `status` as it is: they name a setting that is likely wrong, not a failure seen.
 """
 
 from __future__ import annotations
@@ -84,6 +87,28 @@ def _registered_check(name: str, check: Callable[[], dict[str, str]]) -> dict[st
         return {"*": ERROR}
 
 
+# Configuration warnings apps add: each callable answers a sentence, or None when all is well.
+_warnings: dict[str, Callable[[], str | None]] = {}
+
+
+def health_warning_register(name: str, warning: Callable[[], str | None]) -> None:
+    """Add a sentence to `warnings` of /api/health whenever `warning()` answers one."""
+    _warnings[name] = warning
+
+
+def _registered_warnings() -> list[str]:
+    sentences = []
+    for name, warning in _warnings.items():
+        try:
+            sentence = warning()
+        except Exception:
+            logger.warning("Health: the %s warning could not be worked out", name, exc_info=True)
+            continue
+        if sentence:
+            sentences.append(sentence)
+    return sentences
+
+
 def _words(value) -> list[str]:
     return list(value.values()) if isinstance(value, dict) else [value]
 
@@ -91,6 +116,7 @@ def _words(value) -> list[str]:
 @dataclass(frozen=True)
 class HealthReport:
     checks: dict  # check name -> its word, or {item: word} for a registered check
+    warnings: list[str]  # configuration warnings, each a sentence saying what to set
 
     @property
     def status(self) -> str:
@@ -107,4 +133,4 @@ def health_report() -> HealthReport:
     checks: dict = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
     for name, check in _registered.items():
         checks[name] = _registered_check(name, check)
-    return HealthReport(checks=checks)
+    return HealthReport(checks=checks, warnings=_registered_warnings())

@@ -241,6 +241,10 @@ NORA_PUBLIC_URL = env.str("NORA_PUBLIC_URL", default="")
 # The port the web process serves on. Not read from PORT: honcho gives every process of
 # `make run` its own PORT (web 8000, worker 8100, ...), and the worker builds the workloads.
 FLEET_PORT = env.int("FLEET_PORT", default=8000)
+# The address(es) the web process binds (the Procfile passes it to granian, fleet/gunicorn_conf.py
+# to gunicorn; fleet/web.py sets it from --host). Read here only to warn when bridged agents
+# could not reach the default FLEET_INTERNAL_URL (agents.services.workload.internal_url_warning).
+BIND_ADDRESS = env.str("BIND_ADDRESS", default="127.0.0.1")
 # How workloads reach Fleet (their usage reports). Empty: derived per network mode from
 # FLEET_PORT (agents.services.workload.fleet_internal_url, docs/configuration.md).
 FLEET_INTERNAL_URL = env.str("FLEET_INTERNAL_URL", default="")

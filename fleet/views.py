@@ -76,6 +76,11 @@ class HealthSerializer(serializers.Serializer):
     # Writes a fleet.health.HealthReport.
     status = serializers.ChoiceField(choices=["ok", "degraded"])
     checks = HealthChecksSerializer()
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="configuration that is likely wrong, each a sentence saying what to set (e.g. bridged agents "
+        "that cannot reach Fleet); empty when none. Warnings do not change `status`.",
+    )
 
 
 class HealthView(ApiView):

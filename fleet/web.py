@@ -60,8 +60,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def record_bind_address(argv: list[str]) -> None:
+    """BIND_ADDRESS as the workers will see it: the `--host` given (the Procfile passes
+    BIND_ADDRESS itself), so the application's warning about bridged agents that cannot reach
+    it (settings.BIND_ADDRESS, /api/health `warnings`) judges the address actually bound."""
+    for index, arg in enumerate(argv):
+        if arg == "--host" and index + 1 < len(argv):
+            os.environ["BIND_ADDRESS"] = argv[index + 1]
+        elif arg.startswith("--host="):
+            os.environ["BIND_ADDRESS"] = arg.removeprefix("--host=")
+
+
 def main(argv: list[str]) -> None:
     prepare_metrics_dir()
+    record_bind_address(argv)
     from granian.cli import cli
 
     cli.main(args=[*DEFAULTS, *argv, APPLICATION], prog_name="granian")

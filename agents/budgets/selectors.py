@@ -69,9 +69,10 @@ class BudgetReport:
     paused_reason: str | None
 
 
-def _spend_query(windows: dict[str, PeriodWindow], *, agent_ids: list | None, at_least_soft: bool):
-    """(budget id, spent micros) rows: the spend rollup read once, each agent's days summed per
-    period with FILTER, joined to the budgets. One statement for any number of agents."""
+def _budget_spend_sql(windows: dict[str, PeriodWindow], *, agent_ids: list | None):
+    """(sql, params) of rows (budget id, spent micros in its current period, limit_micros,
+    soft_threshold_pct): the spend rollup read once, each agent's days summed per period with
+    FILTER, joined to the budgets. One statement for any number of agents."""
     q = connection.ops.quote_name
     day = connection.ops.adapt_datefield_value
     budget, spend = q(Budget._meta.db_table), q(AgentSpendDay._meta.db_table)
@@ -95,11 +96,86 @@ def _spend_query(windows: dict[str, PeriodWindow], *, agent_ids: list | None, at
     if agent_ids is not None:
         sql += " WHERE b.agent_id IN ({})".format(", ".join(["%s"] * len(agent_ids)))
         params += [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
-    if at_least_soft:
-        sql = f"SELECT id, spent FROM ({sql}) x WHERE spent * 100 >= limit_micros * soft_threshold_pct"
-    else:
-        sql = f"SELECT id, spent FROM ({sql}) x"
     return sql, params
+
+
+# The buckets of BudgetState, in SQL over _budget_spend_sql's rows.
+_SOFT_REACHED = "spent * 100 >= limit_micros * soft_threshold_pct"
+_HARD_REACHED = "spent >= limit_micros"
+
+
+def _spend_query(windows: dict[str, PeriodWindow], *, agent_ids: list | None, at_least_soft: bool):
+    """(budget id, spent micros) rows, only those at or over their soft threshold if asked."""
+    sql, params = _budget_spend_sql(windows, agent_ids=agent_ids)
+    where = f" WHERE {_SOFT_REACHED}" if at_least_soft else ""
+    return f"SELECT id, spent FROM ({sql}) x{where}", params
+
+
+@dataclass(frozen=True)
+class BudgetCounts:
+    total: int
+    soft: int  # at or past the soft threshold, under the limit (Bucket.SOFT)
+    exceeded: int  # at or past the limit (Bucket.HARD): enforcement pauses their agents
+
+
+def budget_counts(*, now: datetime | None = None) -> BudgetCounts:
+    """How many budgets there are, and how many are in each bucket for their current period:
+    one statement, whatever the number of budgets and agents (the fleet dashboard)."""
+    sql, params = _budget_spend_sql(period_windows(now or timezone.now()), agent_ids=None)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*), COUNT(*) FILTER (WHERE {_SOFT_REACHED} AND NOT {_HARD_REACHED}), "
+            f"COUNT(*) FILTER (WHERE {_HARD_REACHED}) FROM ({sql}) x",
+            params,
+        )
+        total, soft, exceeded = cursor.fetchone()
+    return BudgetCounts(total=total, soft=soft, exceeded=exceeded)
+
+
+@dataclass(frozen=True)
+class MonthlySpend:
+    agent_id: object
+    agent_name: str
+    spent_micros: int
+    monthly_limit_micros: int | None  # the agent's monthly budget, None without one
+
+    @property
+    def spent_usd(self) -> float:
+        return micros_to_usd(self.spent_micros)
+
+    @property
+    def monthly_limit_usd(self) -> float | None:
+        return None if self.monthly_limit_micros is None else micros_to_usd(self.monthly_limit_micros)
+
+    @property
+    def pct(self) -> float | None:
+        if not self.monthly_limit_micros:
+            return None
+        return round(self.spent_micros * 100 / self.monthly_limit_micros, 2)
+
+
+def top_monthly_spenders(*, count: int, now: datetime | None = None) -> list[MonthlySpend]:
+    """The `count` agents that spent most this month (UTC), most first, each with its monthly
+    budget: one statement, the month's rollup rows summed per agent, the top ones joined to their
+    agent and budget."""
+    month = period_windows(now or timezone.now())[BudgetPeriod.MONTHLY]
+    q = connection.ops.quote_name
+    day = connection.ops.adapt_datefield_value
+    spend, agents, budget = (q(model._meta.db_table) for model in (AgentSpendDay, Agent, Budget))
+    sql = (
+        f"WITH top AS (SELECT s.agent_id, SUM(s.cost_micros) AS spent FROM {spend} s "
+        f"WHERE s.day >= %s AND s.day < %s GROUP BY s.agent_id HAVING SUM(s.cost_micros) > 0 "
+        f"ORDER BY spent DESC, s.agent_id LIMIT %s) "
+        f"SELECT top.agent_id, a.name, top.spent, b.limit_micros FROM top "
+        f"JOIN {agents} a ON a.id = top.agent_id "
+        f"LEFT JOIN {budget} b ON b.agent_id = top.agent_id AND b.period = %s "
+        f"ORDER BY top.spent DESC, top.agent_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [day(month.start), day(month.end), count, BudgetPeriod.MONTHLY.value])
+        rows = cursor.fetchall()
+    return [MonthlySpend(Agent._meta.pk.to_python(agent_id), name, int(spent), limit)
+            for agent_id, name, spent, limit in rows]
 
 
 def budget_states(*, now: datetime | None = None, agent_ids: Iterable | None = None,

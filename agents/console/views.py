@@ -1,23 +1,24 @@
 """The console's agent views (AgentAdmin.get_urls wires them, behind the admin's login and
-permissions): lifecycle buttons, change resources, deploy, live logs, deploy progress."""
+permissions): lifecycle buttons, change resources, deploy, the logs the page polls, deploy progress.
+
+Every view answers at once: none holds a web worker (the Procfile's server runs two, one request
+at a time each), so any number of open agent pages leave the API served."""
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils import timezone
 
+from fleet.api.errors import error_body, status_of
 from fleet.api.principal import Principal
 from fleet.errors import FleetError, ValidationFailed
 
 from ..deploy_progress import deploy_steps
-from ..logs.api import event_stream_response
 from ..logs.query import logs_query_from
-from ..logs.services import agent_logs_follow
+from ..logs.services import agent_logs_list
+from ..logs.sse import log_line_data
 from ..models import Agent
 from ..services.deploy import agent_deploy
 from ..services.lifecycle import IN_FLIGHT, agent_redeploy, agent_restart, agent_start, agent_stop
@@ -107,25 +108,22 @@ def agent_deploy_view(model_admin, request):
     return TemplateResponse(request, "admin/agents/agent/deploy.html", context)
 
 
-def agent_logs_stream(model_admin, request, object_id):
-    """The agent's logs followed live (server-sent events), as the API's logs route does."""
+def agent_logs(model_admin, request, object_id):
+    """GET: the agent's latest lines as JSON, `{"status", "lines": [{ts, stream, line}]}`, through
+    the logs service of GET /api/agents/:id/logs (`tail`, `since`: the same query and limits).
+    The page asks every 2 s with `since` = its last line's ts (inclusive: it drops the lines it
+    already has at that instant), so it never holds a worker the way a followed stream does.
+    A refusal (no workload, an engine down) is the API's error body and status."""
+    if request.method != "GET":
+        return HttpResponseNotAllowed(["GET"])
     agent = _agent(model_admin, request, object_id, change=False)
     try:
-        query = logs_query_from(request.GET, last_event_id=request.META.get("HTTP_LAST_EVENT_ID"))
-        started_at = timezone.now()
-        lines = agent_logs_follow(agent=agent, tail=query.tail, since=query.since)
-    except ValidationFailed as exc:
-        return JsonResponse({"error": exc.message, "code": exc.code, "fields": exc.fields}, status=400)
-    except FleetError as exc:
-        return _sse_problem(exc.message)
-    return event_stream_response(lines, started_at=started_at)
-
-
-def _sse_problem(message: str) -> HttpResponse:
-    """EventSource cannot read an error body: a named event says why (no container, an engine
-    down) and asks it to wait before trying again."""
-    body = f"retry: 10000\nevent: problem\ndata: {json.dumps({'error': message})}\n\n"
-    return HttpResponse(body, content_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        query = logs_query_from(request.GET)
+        lines = agent_logs_list(agent=agent, tail=query.tail, since=query.since)
+    except FleetError as exc:  # the reason as said to platform admins (an engine's address included)
+        fields = exc.fields if isinstance(exc, ValidationFailed) else None
+        return JsonResponse(error_body(exc.message, exc.code, fields), status=status_of(exc))
+    return JsonResponse({"status": agent.status, "lines": [log_line_data(line) for line in lines]})
 
 
 def agent_progress(model_admin, request, object_id):

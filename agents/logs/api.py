@@ -26,7 +26,7 @@ def wants_events(request) -> bool:
 
 
 def event_stream_response(lines, *, started_at) -> StreamingHttpResponse:
-    """The SSE response of a follow (shared with the console's agent page)."""
+    """The SSE response of a follow: it holds this web worker until it ends (LOGS_FOLLOW_SECONDS)."""
     events = sse_events(lines, follow_seconds=settings.LOGS_FOLLOW_SECONDS,
                         heartbeat_seconds=settings.LOGS_HEARTBEAT_SECONDS, started_at=started_at)
     # no-cache: never stored; X-Accel-Buffering: a proxy (nginx) passes events at once.
@@ -49,7 +49,9 @@ class AgentLogsApi(ApiView):
             "With `Accept: text/event-stream` the answer is an event stream: one event per line (its `id` "
             "is the line's ts, its data the same object as here), a heartbeat comment when quiet, "
             "`event: end` when the workload's output ends, and after LOGS_FOLLOW_SECONDS `event: reconnect`: "
-            "the client reconnects with Last-Event-ID (EventSource does it itself) or `since`."
+            "the client reconnects with Last-Event-ID (EventSource does it itself) or `since`. A follow holds "
+            "one of the server's web workers (each serves one request at a time) for as long as it lasts: "
+            "to watch a workload without holding one, ask again with `since` set to the last line's `ts`."
         ),
         parameters=[
             OpenApiParameter("tail", int, default=DEFAULT_TAIL, description=f"0 to {MAX_TAIL} lines"),

@@ -1,11 +1,14 @@
-"""A followed log as server-sent events, bounded so it never holds a web worker for long.
+"""A followed log as server-sent events (the API's `Accept: text/event-stream`), bounded in time.
 
-gunicorn's sync workers serve one request each and are killed after `timeout` (90 s) without
-returning to their loop, so a follow lasts at most LOGS_FOLLOW_SECONDS (55 s by default) and
-then ends; the browser's EventSource reconnects by itself after `retry` ms, sending the id of
-the last event it got (the ts of its last line) as Last-Event-ID, and the next follow starts
-after that line. A comment every LOGS_HEARTBEAT_SECONDS keeps proxies from closing a quiet
-stream and lets the server notice a client that left (the write fails, the response closes).
+A follow holds one web worker for as long as it lasts: the Procfile's granian and gunicorn's
+sync workers serve one request at a time each (and gunicorn kills a worker after `timeout`, 90 s,
+without returning to its loop). So a follow lasts at most LOGS_FOLLOW_SECONDS (55 s by default)
+and then ends; an EventSource reconnects by itself after `retry` ms, sending the id of the last
+event it got (the ts of its last line) as Last-Event-ID, and the next follow starts after that
+line. The console's agent page does not follow: it polls the lines after its last one
+(agents/console/views.py), so open pages hold no worker. A comment every LOGS_HEARTBEAT_SECONDS
+keeps proxies from closing a quiet stream and lets the server notice a client that left (the
+write fails, the response closes).
 
 The backend's iterator blocks on the engine, so a thread pumps it into a queue; closing the
 iterator (it may be closed from another thread) ends the pump.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -53,6 +55,44 @@ def fleet_internal_url() -> str:
         return settings.FLEET_INTERNAL_URL.rstrip("/")
     host = "127.0.0.1" if settings.DOCKER_NETWORK_MODE == "host" else DOCKER_HOST_GATEWAY_NAME
     return f"http://{host}:{settings.FLEET_PORT}"
+
+
+@dataclass(frozen=True)
+class ConfigurationWarning:
+    problem: str
+    remedy: str
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.problem} {self.remedy}"
+
+
+def internal_url_warning() -> ConfigurationWarning | None:
+    """Why bridged workloads cannot reach Fleet as configured, or None: the default
+    FLEET_INTERNAL_URL of a bridge (host.docker.internal, the bridge's gateway) names an address
+    the web server does not listen on when BIND_ADDRESS holds only loopback addresses."""
+    if settings.FLEET_INTERNAL_URL or settings.DOCKER_NETWORK_MODE == "host":
+        return None
+    addresses = [address.strip() for address in settings.BIND_ADDRESS.split(",") if address.strip()]
+    if not addresses or not all(_is_loopback(address) for address in addresses):
+        return None
+    return ConfigurationWarning(
+        problem=(f"Bridged agents report their usage to {fleet_internal_url()} (DOCKER_NETWORK_MODE="
+                 f"{settings.DOCKER_NETWORK_MODE}, FLEET_INTERNAL_URL unset), the Docker bridge's gateway, but the "
+                 f"web server listens on {', '.join(addresses)} only (BIND_ADDRESS): those reports cannot arrive."),
+        remedy=("Set BIND_ADDRESS to the bridge's gateway (usually 172.17.0.1; the host reaches it too) or to "
+                "0.0.0.0 behind a firewall, or set FLEET_INTERNAL_URL to an address of Fleet the agents can reach."),
+    )
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may well be reachable
 
 
 def usage_url(agent: Agent) -> str:

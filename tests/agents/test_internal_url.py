@@ -1,18 +1,29 @@
 """FLEET_INTERNAL_URL: the usage URL a workload gets, its default per network mode and port,
-and that a real workload reaches it as handed (host network: Fleet's loopback port)."""
+that a real workload reaches it as handed (host network: Fleet's loopback port), and the warning
+(system check agents.W001, /api/health `warnings`) when bridged agents could not reach the
+default because the web server binds loopback only."""
 
 from __future__ import annotations
 
-import pytest
+import io
+import os
 
+import pytest
+import requests
+from django.core import checks
+from django.core.management import call_command
+
+from agents.checks import check_internal_url
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
 from agents.services.engine import workload_exec
 from agents.services.provisioning import agent_provision
 from agents.services.selection import DeployRequest
-from agents.services.workload import fleet_internal_url, usage_url
+from agents.services.workload import fleet_internal_url, internal_url_warning, usage_url
+from fleet import web
 from fleet.api.principal import Principal
 from tests.factories.agents import AgentFactory
+from tests.infra.web_server import procfile_web_server
 
 pytestmark = pytest.mark.django_db
 
@@ -63,3 +74,75 @@ def test_a_bridged_container_can_resolve_the_default_host(docker_settings, docke
 
     assert options["extra_hosts"]["host.docker.internal"] == "host-gateway"
     assert options["extra_hosts"]["metadata"] == "0.0.0.0"  # the hardening entries stay
+
+
+# -- the warning when bridged agents cannot reach the default --------------------------------------
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1", "localhost", "[::1]", "127.0.0.1,::1", " 127.0.0.2 "])
+def test_a_bridge_with_a_loopback_bind_and_no_url_is_a_warning_saying_what_to_set(settings, bind):
+    settings.FLEET_INTERNAL_URL, settings.DOCKER_NETWORK_MODE, settings.FLEET_PORT = "", "bridge", 9000
+    settings.BIND_ADDRESS = bind
+
+    warning = internal_url_warning()
+    messages = check_internal_url()
+
+    assert warning is not None
+    assert "http://host.docker.internal:9000" in warning.problem and "BIND_ADDRESS" in warning.problem
+    assert "Set BIND_ADDRESS" in warning.remedy and "172.17.0.1" in warning.remedy
+    assert "FLEET_INTERNAL_URL" in warning.remedy
+    assert [(m.id, m.level, m.msg, m.hint) for m in messages] == [
+        ("agents.W001", checks.WARNING, warning.problem, warning.remedy)]
+
+
+@pytest.mark.parametrize(("configured", "mode", "bind"), [
+    ("http://10.0.0.5:8000", "bridge", "127.0.0.1"),  # FLEET_INTERNAL_URL set: the operator chose
+    ("", "host", "127.0.0.1"),  # the host network shares the host's loopback
+    ("", "bridge", "172.17.0.1"),  # the bridge's gateway
+    ("", "bridge", "0.0.0.0"),
+    ("", "bridge", "127.0.0.1,172.17.0.1"),  # gunicorn's several addresses
+    ("", "bridge", "fleet.lan"),  # a name: it may well be reachable
+])
+def test_no_warning_when_bridged_agents_can_reach_fleet(settings, configured, mode, bind):
+    settings.FLEET_INTERNAL_URL, settings.DOCKER_NETWORK_MODE, settings.BIND_ADDRESS = configured, mode, bind
+
+    assert internal_url_warning() is None
+    assert check_internal_url() == []
+
+
+def test_manage_py_check_prints_it_at_start_up(settings):
+    settings.FLEET_INTERNAL_URL, settings.DOCKER_NETWORK_MODE, settings.BIND_ADDRESS = "", "bridge", "127.0.0.1"
+    out, err = io.StringIO(), io.StringIO()
+
+    call_command("check", stdout=out, stderr=err)  # what migrate (the release step, make run) runs first
+
+    printed = out.getvalue() + err.getvalue()
+    assert "(agents.W001) Bridged agents report their usage to" in printed
+    assert "HINT: Set BIND_ADDRESS" in printed
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--host", "0.0.0.0", "--port", "8000"], "0.0.0.0"),
+    (["--port", "8000", "--host=172.17.0.1"], "172.17.0.1"),
+    (["--port", "8000"], "as before"),  # granian's default host is loopback, BIND_ADDRESS's default too
+])
+def test_the_web_process_records_the_address_it_binds(monkeypatch, argv, expected):
+    monkeypatch.setenv("BIND_ADDRESS", "as before")
+
+    web.record_bind_address(argv)
+
+    assert os.environ["BIND_ADDRESS"] == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_procfiles_web_process_warns_in_its_health_with_its_defaults(tmp_path):
+    env = {"DOCKER_NETWORK_MODE": "bridge", "FLEET_INTERNAL_URL": "", "LOG_LEVEL": "WARNING"}
+    with procfile_web_server(tmp_path, env=env) as server:  # the Procfile binds ${BIND_ADDRESS:-127.0.0.1}
+        warnings = requests.get(f"{server}/api/health", timeout=30).json()["warnings"]
+        port = server.rsplit(":", 1)[1]
+    with procfile_web_server(tmp_path, env={**env, "FLEET_INTERNAL_URL": "http://fleet.internal:8000"}) as server:
+        none = requests.get(f"{server}/api/health", timeout=30).json()["warnings"]
+
+    (warning,) = warnings
+    assert f"http://host.docker.internal:{port}" in warning and "listens on 127.0.0.1 only" in warning
+    assert none == []

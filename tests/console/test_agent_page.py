@@ -1,6 +1,6 @@
 """The agent's console page and its views: lifecycle buttons through the services, change
 resources (validated as a deploy, applied by a redeploy), deploy from the console, deleting
-with the engine down, last_error in the list, deploy progress and the logs stream's refusals."""
+with the engine down, last_error in the list, deploy progress and the logs the page polls."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from django.test import Client
 
 from agents.deploy_progress import PULLING, deploy_step_set
 from agents.models import Agent
+from agents.services.engine import backend_of
 from fleet.models import Event
 from tests.factories.accounts import AdminFactory
+from tests.factories.agents import place_on_engine
+from tests.support import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -163,14 +166,54 @@ def test_a_deploying_agent_shows_its_progress(console, tenancy):
     assert [s["state"] for s in progress["steps"]][:4] == ["done", "done", "now", "todo"]
 
 
-def test_the_logs_stream_of_an_agent_without_a_workload_says_so_as_an_event(console, tenancy):
+def test_the_logs_of_an_agent_without_a_workload_are_the_apis_409_and_a_bad_query_its_400(console, tenancy):
     agent = tenancy.agent(container_id="")
 
-    response = console.get(f"/admin/agents/agent/{agent.pk}/logs/stream/")
+    response = console.get(f"/admin/agents/agent/{agent.pk}/logs/")
+    bad = console.get(f"/admin/agents/agent/{agent.pk}/logs/?tail=x&since=yesterday")
 
-    assert response["Content-Type"] == "text/event-stream"
-    assert b"event: problem" in response.content and b"no workload" in response.content
-    assert console.get(f"/admin/agents/agent/{agent.pk}/logs/stream/?tail=x").status_code == 400
+    assert (response.status_code, response.json()["code"]) == (409, "no_container")
+    assert "no workload" in response.json()["error"]
+    assert bad.status_code == 400 and bad.json()["code"] == "validation_error"
+    assert set(bad.json()["fields"]) == {"tail", "since"}
+    assert console.post(f"/admin/agents/agent/{agent.pk}/logs/").status_code == 405
+    assert console.get("/admin/agents/agent/00000000-0000-0000-0000-000000000000/logs/").status_code == 404
+
+
+def test_the_logs_with_the_engine_down_are_the_apis_502(console, tenancy, settings):
+    settings.DOCKER_HOST = ENGINE_DOWN
+    agent = tenancy.agent(status="running", container_id="c0ffee")
+
+    response = console.get(f"/admin/agents/agent/{agent.pk}/logs/")
+
+    assert (response.status_code, response.json()["code"]) == (502, "daemon_unreachable")
+
+
+@pytest.mark.docker
+def test_the_logs_the_page_polls_come_from_the_container_and_since_includes_its_instant(
+        console, tenancy, docker_settings, docker_engine):
+    agent = place_on_engine(tenancy.agent(name="polled"))
+    try:
+        container = docker_engine.containers.get(agent.container_id)
+        assert container.exec_run(["sh", "-c", "echo polled-first > /proc/1/fd/1"]).exit_code == 0
+        first = console.get(f"/admin/agents/agent/{agent.pk}/logs/?tail=200")
+        last = first.json()["lines"][-1]
+        assert container.exec_run(["sh", "-c", "echo polled-second > /proc/1/fd/1"]).exit_code == 0
+        wait_until(lambda: "polled-second" in _lines(console, agent, last["ts"]), timeout=10)
+        after = console.get(f"/admin/agents/agent/{agent.pk}/logs/", {"tail": 1000, "since": last["ts"]})
+    finally:
+        backend_of(agent).remove(agent)
+
+    assert first.status_code == 200 and "no-store" in first["Cache-Control"]  # the admin's never_cache
+    assert first.json()["status"] == "running"
+    assert last == {"ts": last["ts"], "stream": "stdout", "line": "polled-first"}
+    # `since` is the last line's ts, inclusive: that line comes again (the page drops it), then the new one.
+    assert [row["line"] for row in after.json()["lines"]] == ["polled-first", "polled-second"]
+
+
+def _lines(console, agent, since: str) -> list[str]:
+    response = console.get(f"/admin/agents/agent/{agent.pk}/logs/", {"tail": 1000, "since": since})
+    return [row["line"] for row in response.json()["lines"]]
 
 
 def test_the_console_views_are_for_platform_admins_only(tenancy):
@@ -179,9 +222,9 @@ def test_the_console_views_are_for_platform_admins_only(tenancy):
     client.force_login(tenancy.agent_owner)
 
     for url in (f"/admin/agents/agent/{agent.pk}/act/stop/", f"/admin/agents/agent/{agent.pk}/resources/",
-                f"/admin/agents/agent/{agent.pk}/logs/stream/", "/admin/agents/agent/add/"):
-        response = client.post(url)
-        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+                f"/admin/agents/agent/{agent.pk}/logs/", "/admin/agents/agent/add/"):
+        for response in (client.post(url), client.get(url)):
+            assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert Agent.objects.get(pk=agent.pk).status == "queued"
 
 

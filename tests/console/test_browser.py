@@ -1,10 +1,13 @@
-"""The console in a real browser: Playwright driving Debian's Chromium against gunicorn (the
-Procfile's server) on loopback, over the test database, with a real Hermes container.
+"""The console in a real browser: Playwright driving Debian's Chromium against the Procfile's web
+process itself (granian through fleet/web.py, its default two workers) on loopback, over the test
+database, with a real Hermes container.
 
-Signs in; the dashboard renders with data; the agent page shows its charts and streams the
-container's logs live (a line written now appears); its Stop button (confirmed) stops the real
-container and the status changes; no page logs a console error. A screenshot of each page is
-kept under var/ci/screenshots/ (CI keeps var/ci as artifacts).
+Signs in; `/` and every link of the console's sidebar (console/navigation.py, as it stands when
+the test runs) render; the dashboard renders with data; the agent page shows its charts and its
+logs live (a line the container writes now appears, through the panel's polling); its Stop
+button (confirmed) stops the real container and the status changes; no page logs a console
+error. A screenshot of each page is kept under var/ci/screenshots/ (CI keeps var/ci as
+artifacts).
 """
 
 from __future__ import annotations
@@ -16,13 +19,19 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
+from django.test import RequestFactory
 from django.utils import timezone
+from django.utils.text import slugify
 
+from agents.models import AgentSpendDay
 from agents.services.engines import engines_probe
+from console.navigation import sidebar
 from fleet.events import emit
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
 from tests.factories.agents import AgentFactory, make_budget, make_samples
-from tests.infra.web_server import gunicorn_server
+from tests.factories.alerts import make_rule
+from tests.factories.workspaces import WorkspaceFactory
+from tests.infra.web_server import procfile_web_server
 from tests.support import need_service
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.docker, pytest.mark.runtime,
@@ -35,12 +44,10 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture
 def server(transactional_db, tmp_path, docker_engine_url):
-    """gunicorn on loopback over the test database and the test engine; follows of the logs
-    last 10 s here (55 s in production) so the test sees a reconnect-free short run. Four
-    workers: an open log follow holds one, the page's other requests need more."""
-    env = {"DOCKER_HOST": docker_engine_url, "DOCKER_NETWORK_MODE": "host", "LOG_LEVEL": "WARNING",
-           "LOGS_FOLLOW_SECONDS": "10", "LOGS_HEARTBEAT_SECONDS": "1"}
-    with gunicorn_server(tmp_path, env=env, workers=4) as url:
+    """The Procfile's web process on loopback over the test database and the test engine, with
+    its default worker count: the agent page's log panel polls, so it holds none."""
+    env = {"DOCKER_HOST": docker_engine_url, "DOCKER_NETWORK_MODE": "host", "LOG_LEVEL": "WARNING"}
+    with procfile_web_server(tmp_path, env=env) as url:
         yield url
 
 
@@ -73,6 +80,19 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def sidebar_links(admin) -> list[tuple[str, str]]:
+    """(title, path) of every link the console's sidebar shows this admin, in its order."""
+    request = RequestFactory().get("/admin/")
+    request.user = admin
+    links = []
+    for group in sidebar(request):
+        for item in group.get("items", []):
+            permission = item.get("permission")
+            if permission is None or permission(request):
+                links.append((item["title"], str(item["link"])))
+    return links
+
+
 @pytest.fixture
 def world(transactional_db, hermes_runtime, docker_settings):
     """Made before the browser starts: Playwright's sync API runs an event loop in this thread,
@@ -86,19 +106,27 @@ def world(transactional_db, hermes_runtime, docker_settings):
                                  container_name=container.name)
     make_samples(agent, start=timezone.now() - timedelta(minutes=20), count=60, every=timedelta(seconds=20))
     make_budget(agent, period="monthly", limit_usd=25)
+    AgentSpendDay.objects.create(agent=agent, day=timezone.now().date(), cost_micros=3_250_000)
     broken = AgentFactory(name="needs-a-look", owner=admin, status="error", container_id="",
                           last_error="The runtime did not become ready within 120 s.")
     emit("agent.error", message="needs-a-look could not start", agent=broken)
+    workspace = WorkspaceFactory(name="Ops", owner=admin)
+    make_rule(workspace=workspace, channels=[{"type": "email", "to": ["ops@example.com"]}], name="Errors to ops")
     engines_probe()  # what beat does every 30 s: the dashboard shows the stored result
-    return admin, agent
+    return admin, agent, sidebar_links(admin)
 
 
 def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
-    admin, agent = world
+    admin, agent, links = world
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = ConsoleErrors(page)
     page.set_default_timeout(20_000)
+
+    # `/`, the landing page, before signing in.
+    page.goto(f"{server}/")
+    assert page.locator("a[href='/admin/']").is_visible()
+    _shot(page, "00-home")
 
     # Sign in.
     page.goto(f"{server}/admin/login/?next=/admin/")
@@ -113,7 +141,20 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     assert "needs-a-look" in page.locator("#panel-attention").inner_text()
     assert "needs-a-look could not start" in page.locator("#panel-events").inner_text()
     assert "ok" in page.locator("#panel-targets").inner_text()  # the test engine answered the probe
+    assert "hermes-live" in page.locator("#panel-top-spenders").inner_text()
     _shot(page, "02-dashboard")
+
+    # Every link of the sidebar, from the sidebar itself: each page renders (no console error).
+    assert len(links) >= 9
+    for number, (title, path) in enumerate(links, start=1):
+        page.goto(f"{server}/admin/")
+        page.locator(f"a[href='{path}']").first.click()
+        page.wait_for_url(f"{server}{path}")
+        assert page.locator("#content, main").first.is_visible(), title
+        assert "Server Error" not in page.title() and "Page not found" not in page.title(), (title, page.title())
+        _shot(page, f"02-sidebar-{number:02d}-{slugify(title)}")
+    assert "Errors to ops" in _page_text(page, f"{server}/admin/alerts/alertrule/")
+    assert "hermes-live" in _page_text(page, f"{server}/admin/agents/budget/")
 
     # The agents list shows the reason.
     page.goto(f"{server}/admin/agents/agent/")
@@ -132,6 +173,9 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     assert result.exit_code == 0, result.output
     page.wait_for_function(f"document.getElementById('agent-logs').textContent.includes('{marker}')")
     assert page.locator("#agent-logs-state").inner_text() == "live"
+    page.wait_for_timeout(4500)  # two more polls: `since` brings the last line again, the page drops it
+    shown = page.locator("#agent-logs .fleet-log-line").all_inner_texts()
+    assert sum(marker in line for line in shown) == 1, shown
     _shot(page, "04-agent")
 
     # Another range of the charts.
@@ -164,3 +208,8 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
 
     page.close()
     assert errors.errors == []
+
+
+def _page_text(page, url: str) -> str:
+    page.goto(url)
+    return page.locator("body").inner_text()

@@ -4,7 +4,8 @@ same count with 10,000 agents as with a few), and the plumbing tables out of the
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -12,7 +13,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents.models import Agent, AgentSpendDay
+from agents.budgets.selectors import budget_counts, budget_states
+from agents.models import Agent, AgentSpendDay, Budget
 from agents.services.engines import engines_probe
 from console import dashboard
 from console.health import targets_health
@@ -23,7 +25,7 @@ from tests.factories.agents import AgentFactory, make_budget
 pytestmark = pytest.mark.django_db
 
 PANELS = (dashboard.agents_by_status, dashboard.agents_needing_attention, dashboard.spend_panel,
-          dashboard.budgets_panel, dashboard.recent_events, dashboard.failed_deliveries)
+          dashboard.budgets_panel, dashboard.top_spenders, dashboard.recent_events, dashboard.failed_deliveries)
 
 
 @pytest.fixture
@@ -33,27 +35,75 @@ def console():
     return client
 
 
+def _spend(agent, usd: float, *, day=None) -> None:
+    AgentSpendDay.objects.create(agent=agent, day=day or timezone.now().date(), cost_micros=round(usd * 1_000_000))
+
+
 def test_the_dashboard_shows_every_panel_with_data(console, settings):
     settings.DOCKER_HOST = "unix:///nonexistent/fleet-dashboard.sock"
     engines_probe()
     broken = AgentFactory(name="broken-one", status="error", last_error="The image could not be pulled.")
-    AgentFactory(name="capped-one", status="stopped", paused_reason="budget_exceeded")
+    capped = AgentFactory(name="capped-one", status="stopped", paused_reason="budget_exceeded")
     AgentFactory(status="running")
-    make_budget(broken, period="daily", limit_usd=2.0)
-    AgentSpendDay.objects.create(agent=broken, day=timezone.now().date(), cost_micros=1_500_000)
+    make_budget(broken, period="daily", limit_usd=2.0)  # 85 % spent: past its soft threshold (80 %)
+    make_budget(capped, period="monthly", limit_usd=1.0)  # 120 %: exceeded
+    _spend(broken, 1.70)
+    _spend(capped, 1.20)
     emit("agent.error", message="broken-one failed", agent=broken)
 
     page = console.get("/admin/").content.decode()
 
-    for panel in ("panel-agents", "panel-spend", "panel-targets", "panel-attention", "panel-events",
-                  "panel-deliveries"):
+    for panel in ("panel-agents", "panel-spend", "panel-budgets", "panel-top-spenders", "panel-targets",
+                  "panel-attention", "panel-events", "panel-deliveries"):
         assert f'id="{panel}"' in page
     assert "broken-one" in page and "capped-one" in page and "The image could not be pulled." in page
     assert "<b>2</b> need attention" in page
-    assert "$1.50 of $2.00 in daily budgets" in page
+    assert "<dt>Today</dt><dd>$2.90</dd>" in page and "<dt>This month</dt><dd>$2.90</dd>" in page
+    assert "2 budgets</a>" in page and "<b>1</b> past the soft threshold" in page and "<b>1</b> exceeded" in page
+    top = page[page.index('id="panel-top-spenders"'):page.index('id="panel-attention"')]
+    assert top.index("broken-one") < top.index("capped-one")  # most first
+    assert "$1.20</td>" in top and "$1.00</td>" in top and "120.0 %" in top  # against its monthly budget
+    assert "none</td>" in top  # broken-one has no monthly budget
     assert "broken-one failed" in page
     assert "<code>docker</code>" in page and "unreachable" in page  # the engine, probed, is down here
     assert "fleet-dashboard.sock" in page  # with the probe's reason
+
+
+def test_budget_counts_are_the_budgets_own_buckets_for_their_current_period():
+    agents = AgentFactory.create_batch(5)
+    make_budget(agents[0], period="daily", limit_usd=10)  # none: nothing spent
+    make_budget(agents[1], period="daily", limit_usd=10, soft_threshold_pct=50)  # soft: 60 %
+    make_budget(agents[2], period="weekly", limit_usd=1)  # hard: 100 % exactly
+    make_budget(agents[3], period="monthly", limit_usd=5)  # none: yesterday's spend counts, 20 %
+    make_budget(agents[4], period="daily", limit_usd=1)  # none: its spend was yesterday
+    now = datetime(2026, 11, 18, 12, tzinfo=UTC)  # a Wednesday: yesterday is in the same week and month
+    yesterday = (now - timedelta(days=1)).date()
+    _spend(agents[1], 6, day=now.date())
+    _spend(agents[2], 1, day=now.date())
+    _spend(agents[3], 1, day=yesterday)
+    _spend(agents[4], 5, day=yesterday)
+
+    counts = budget_counts(now=now)
+
+    buckets = Counter(state.bucket for state in budget_states(now=now))
+    assert (counts.total, counts.soft, counts.exceeded) == (5, 1, 1)
+    assert (buckets["soft"], buckets["hard"]) == (counts.soft, counts.exceeded)
+
+
+def test_the_top_spenders_are_this_months_five_biggest_with_their_monthly_budget():
+    now = timezone.now()
+    agents = [AgentFactory(name=f"spender-{n}") for n in range(7)]
+    for n, agent in enumerate(agents):
+        _spend(agent, n + 1, day=now.date())
+    _spend(agents[0], 100, day=(now.replace(day=1) - timedelta(days=1)).date())  # last month: not counted
+    make_budget(agents[6], period="monthly", limit_usd=14)
+    make_budget(agents[5], period="daily", limit_usd=1)  # not a monthly budget
+
+    top = dashboard.top_spenders(now=now)
+
+    assert [row.agent_name for row in top] == ["spender-6", "spender-5", "spender-4", "spender-3", "spender-2"]
+    assert (top[0].spent_usd, top[0].monthly_limit_usd, top[0].pct) == (7.0, 14.0, 50.0)
+    assert (top[1].monthly_limit_usd, top[1].pct) == (None, None)
 
 
 def test_each_panel_is_one_query_whatever_the_fleet_size():
@@ -61,11 +111,19 @@ def test_each_panel_is_one_query_whatever_the_fleet_size():
     AgentFactory(owner=owner, status="error")
     few = _queries_per_panel()
     now = timezone.now()
-    Agent.objects.bulk_create(
+    agents = Agent.objects.bulk_create(
         Agent(name=f"bulk-{i}", owner=owner, status=("running", "warning", "stopped", "error")[i % 4],
               created_at=now - timedelta(seconds=i))
         for i in range(10_000)
     )
+    # Every agent spent today and yesterday, and has a monthly budget: 20,000 rollup rows.
+    days = [now.date(), (now - timedelta(days=1)).date()]
+    AgentSpendDay.objects.bulk_create(
+        AgentSpendDay(agent=agent, day=day, cost_micros=(i % 50 + 1) * 100_000)
+        for i, agent in enumerate(agents) for day in days
+    )
+    Budget.objects.bulk_create(Budget(agent=agent, period="monthly", limit_micros=(i % 3 + 1) * 2_000_000)
+                               for i, agent in enumerate(agents))
 
     started = time.perf_counter()
     many = _queries_per_panel()
@@ -74,6 +132,9 @@ def test_each_panel_is_one_query_whatever_the_fleet_size():
     assert few == many == [1] * len(PANELS)
     assert elapsed < 2.0, f"the panels took {elapsed:.2f} s with 10,000 agents"
     assert dashboard.agents_by_status()["attention"] == 5001  # 2,500 warning + 2,500 error + the first
+    counts = dashboard.budgets_panel()
+    assert counts.total == 10_000 and counts.soft + counts.exceeded > 0
+    assert [row.spent_usd for row in dashboard.top_spenders()] == [10.0] * 5  # 2 days of $5.00
 
 
 def _queries_per_panel() -> list[int]:

@@ -4,10 +4,17 @@ import time
 import pytest
 from django.db import connection
 
+from fleet.health import _warnings, health_warning_register
 from fleet.heartbeat import HEARTBEAT_STALE_SECONDS, heartbeat_record
 from tests.support import need_service
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def agents_reach_fleet(settings):
+    """A configuration without warnings (the bridged agents' one has its tests below)."""
+    settings.FLEET_INTERNAL_URL = "http://fleet.internal:8000"
 
 
 @pytest.fixture
@@ -23,7 +30,8 @@ def test_it_answers_ok_when_database_redis_and_worker_are_fine(api_client, redis
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok", "engines": {"docker": "unknown"}}
+        "status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok", "engines": {"docker": "unknown"}},
+        "warnings": [],
     }
 
 
@@ -34,6 +42,7 @@ def test_a_worker_that_never_reported_degrades_the_status_but_keeps_200(api_clie
     assert response.json() == {
         "status": "degraded",
         "checks": {"database": "ok", "redis": "ok", "worker": "missing", "engines": {"docker": "unknown"}},
+        "warnings": [],
     }
 
 
@@ -55,6 +64,7 @@ def test_redis_not_configured_counts_as_ok(api_client, settings):
     assert response.json() == {
         "status": "ok",
         "checks": {"database": "ok", "redis": "not_configured", "worker": "ok", "engines": {"docker": "unknown"}},
+        "warnings": [],
     }
 
 
@@ -90,10 +100,42 @@ def test_it_is_public_and_ignores_a_bad_credential(api_client):
     api_client.credentials(HTTP_AUTHORIZATION="Bearer not-a-token", HTTP_X_API_KEY="fk_nope")
     response = api_client.get("/api/health")
     assert response.status_code in (200, 503)
-    assert set(response.json()) == {"status", "checks"}
+    assert set(response.json()) == {"status", "checks", "warnings"}
 
 
 def test_other_methods_get_the_json_405_body(api_client):
     response = api_client.post("/api/health", {}, format="json")
     assert response.status_code == 405
     assert response.json()["code"] == "method_not_allowed"
+
+
+# -- configuration warnings ---------------------------------------------------------------------
+
+
+def test_bridged_agents_that_cannot_reach_fleet_are_a_warning_that_says_what_to_set(api_client, settings):
+    settings.FLEET_INTERNAL_URL = ""
+    settings.DOCKER_NETWORK_MODE = "bridge"
+    settings.BIND_ADDRESS = "127.0.0.1"
+    settings.FLEET_PORT = 8123
+    heartbeat_record()
+
+    body = api_client.get("/api/health").json()
+
+    (warning,) = body["warnings"]
+    assert "http://host.docker.internal:8123" in warning and "127.0.0.1 only" in warning
+    assert "Set BIND_ADDRESS" in warning and "FLEET_INTERNAL_URL" in warning
+    settings.FLEET_INTERNAL_URL = "http://fleet.internal:8000"
+    without = api_client.get("/api/health").json()
+    assert without["warnings"] == [] and without["status"] == body["status"]  # a warning is not a failure
+
+
+def test_a_warning_that_fails_is_logged_and_left_out(api_client, caplog):
+    health_warning_register("exploding", lambda: 1 / 0)
+    try:
+        with caplog.at_level("WARNING", logger="fleet.health"):
+            body = api_client.get("/api/health").json()
+    finally:
+        _warnings.pop("exploding")
+
+    assert body["warnings"] == []
+    assert "the exploding warning could not be worked out" in caplog.text

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.django_db
 def test_health(api_client, settings):
     need_service(bool(os.environ.get("REDIS_URL")), "the Redis check needs REDIS_URL")
     settings.REDIS_URL = os.environ["REDIS_URL"]
+    settings.FLEET_INTERNAL_URL = "http://fleet.internal:8000"  # no warning about bridged agents
     heartbeat_record()
 
     assert_body(api_client.get("/api/health"),
                 {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok",
-                                           "engines": {"docker": "unknown"}}})
+                                           "engines": {"docker": "unknown"}}, "warnings": []})

@@ -1,0 +1,19 @@
+"""System checks of the agents app (`manage.py check`, and before `migrate`: the Procfile's
+release step and `make run` print them): configurations that start but leave agents unable to
+reach Fleet."""
+
+from __future__ import annotations
+
+from django.core import checks
+
+from .services.workload import internal_url_warning
+
+BRIDGED_AGENTS_CANNOT_REPORT = "agents.W001"
+
+
+@checks.register()
+def check_internal_url(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    warning = internal_url_warning()
+    if warning is None:
+        return []
+    return [checks.Warning(warning.problem, hint=warning.remedy, id=BRIDGED_AGENTS_CANNOT_REPORT)]
