@@ -17,9 +17,10 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 # The Procfile's release step: migrate, then install the periodic jobs (idempotent).
+# FLEET_PORT as run gives it: migrate's system checks name the address agents would use.
 migrate: install
-	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
-	DEBUG=$${DEBUG:-true} $(PY) manage.py setup_periodic_tasks
+	FLEET_PORT=$(PORT) DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+	FLEET_PORT=$(PORT) DEBUG=$${DEBUG:-true} $(PY) manage.py setup_periodic_tasks
 
 # Web, worker, beat and the gateway listener under honcho, on the embedded defaults (SQLite
 # and a filesystem broker under var/) unless DATABASE_URL / REDIS_URL / CELERY_BROKER_URL are set.
