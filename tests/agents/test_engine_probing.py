@@ -3,8 +3,6 @@ dead socket (a path where nothing listens) and recovered by pointing it back."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from agents.backends import registry
@@ -24,15 +22,6 @@ pytestmark = pytest.mark.django_db
 
 EMAIL = {"type": "email", "to": ["ops@example.com"]}
 
-
-@pytest.fixture
-def dead_socket(tmp_path):
-    """A unix socket path that existed and was closed: connecting is refused."""
-    path = tmp_path / "dead.sock"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.close()
-    return f"unix://{path}"
 
 
 def _engine_events():

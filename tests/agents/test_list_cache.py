@@ -4,7 +4,6 @@ kind of write, with the per-caller body cache in use (committed transactions, as
 from __future__ import annotations
 
 import gzip
-import socket
 
 import pytest
 from django.db import connection
@@ -191,15 +190,6 @@ def test_a_cached_body_is_compressed_once_and_named_at_random_per_answer(built, 
     assert {gzip.decompress(answer) for answer in answers} == {client.get("/api/agents").content}
     assert len({len(answer) for answer in answers}) > 1  # BREACH: the length varies
 
-
-@pytest.fixture
-def dead_socket(tmp_path):
-    """A unix socket path where nothing listens: an engine there cannot be reached."""
-    path = tmp_path / "dead.sock"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.close()
-    return f"unix://{path}"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import uuid
 from pathlib import Path
@@ -147,3 +148,14 @@ def _remove_docker_containers_after_module():
     yield
     if _engine is not None:
         remove_session_containers(_engine)
+
+
+@pytest.fixture
+def dead_socket(tmp_path) -> str:
+    """A Docker host URL of a unix socket that existed and was closed: connecting is refused,
+    as to an engine that stopped."""
+    path = tmp_path / "dead.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.close()
+    return f"unix://{path}"
