@@ -23,7 +23,8 @@ from urllib3._collections import RecentlyUsedContainer
 from . import docker as docker_backend
 from .docker import API_TIMEOUT, DockerBackend
 from .registry import UnknownTarget
-from .ssh import SshEndpoint, SshFailure, SshTunnel
+from .ssh import SshTunnel
+from .ssh_endpoint import SshEndpoint, SshFailure
 
 BASE_URL = "http+docker://ssh"  # docker-py reads raw sockets of this base URL as SSH channels
 POOL_SIZE = 10

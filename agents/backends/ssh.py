@@ -21,13 +21,22 @@ import io
 import logging
 import socket
 import threading
-from dataclasses import dataclass, field
 
 import paramiko
 
 from fleet import netsafety
 
-from .base import BackendUnreachable
+from .ssh_endpoint import (
+    AuthenticationFailed,
+    DockerSocketRefused,
+    HostKeyMismatch,
+    HostNotAllowed,
+    HostNotPinned,
+    HostUnreachable,
+    InvalidPrivateKey,
+    SshEndpoint,
+    SshFailure,
+)
 
 CONNECT_TIMEOUT = 10.0  # seconds for TCP, the SSH handshake, and signing in
 CHANNEL_TIMEOUT = 10.0  # seconds for the host to open a channel to the Docker socket
@@ -37,56 +46,6 @@ KEY_CLASSES = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
 
 # paramiko logs every failed handshake with a traceback at ERROR; ours are reported to the caller.
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
-
-
-class SshFailure(BackendUnreachable):
-    """The host could not be reached, would not let us in, or would not forward to Docker."""
-
-    code = "ssh_failed"
-
-
-class HostUnreachable(SshFailure):
-    code = "unreachable"
-
-
-class HostNotAllowed(SshFailure):
-    code = "host_not_allowed"
-
-
-class HostKeyMismatch(SshFailure):
-    code = "host_key_mismatch"
-
-
-class HostNotPinned(SshFailure):
-    code = "host_not_tested"
-
-
-class AuthenticationFailed(SshFailure):
-    code = "auth_failed"
-
-
-class DockerSocketRefused(SshFailure):
-    code = "docker_socket_refused"
-
-
-class InvalidPrivateKey(ValueError):
-    """The private key cannot be read (format, or a wrong or missing passphrase)."""
-
-
-@dataclass(frozen=True)
-class SshEndpoint:
-    """Everything needed to reach one host's Docker engine. Secrets stay out of repr()."""
-
-    host: str
-    port: int
-    username: str
-    auth_type: str  # "key" or "password"
-    docker_socket: str
-    pinned_fingerprint: str = ""  # "SHA256:..." once a test succeeded; "" before
-    allow_private: bool = True
-    private_key: str | None = field(default=None, repr=False)
-    passphrase: str | None = field(default=None, repr=False)
-    password: str | None = field(default=None, repr=False)
 
 
 def host_key_fingerprint(key: paramiko.PKey) -> str:

@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from fleet.admin_base import ModelAdmin
 from fleet.errors import FleetError, ValidationFailed
 
-from ..backends.kubernetes_client import KubeconfigInvalid, parse_kubeconfig
+from ..backends.kubeconfig import KubeconfigInvalid, parse_kubeconfig
 from . import k8s_services as services
 from .k8s_clusters import K8sCluster
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from fleet.errors import Conflict, ValidationFailed
 
 from ..backends.base import BackendError
-from ..backends.kubernetes_client import KubeconfigInvalid, parse_kubeconfig
+from ..backends.kubeconfig import KubeconfigInvalid, parse_kubeconfig
 from ..models import Agent
 from .grants import GrantSet, target_grants_delete, target_grants_set
 from .k8s_clusters import ClusterStatus, K8sCluster, ServiceType

@@ -28,7 +28,7 @@ from workspaces.access import workspace_access
 from workspaces.models import Workspace
 from workspaces.roles import Role
 
-from ..backends.ssh import InvalidPrivateKey, SshEndpoint, SshFailure, SshTunnel, load_private_key
+from ..backends.ssh_endpoint import InvalidPrivateKey, SshEndpoint, SshFailure
 from . import grants as target_grants
 from .access import usable_remote_hosts
 from .models import AuthType, GranteeKind, HostStatus, RemoteHost, TargetGrant
@@ -170,6 +170,8 @@ def _auth_fields(auth: dict, current: RemoteHost | None) -> dict:
         passphrase = passphrase if _given(passphrase) else None
         if len(private_key or "") > MAX_PRIVATE_KEY or len(passphrase or "") > MAX_SECRET:
             raise ValidationFailed({"auth.privateKey": "The private key or passphrase is too long."})
+        from ..backends.ssh import load_private_key  # paramiko: only where a key is read
+
         try:
             load_private_key(private_key or "", passphrase)
         except InvalidPrivateKey as exc:
@@ -307,6 +309,7 @@ def _probe(endpoint: SshEndpoint) -> tuple[str, str]:
     """(host key fingerprint, Docker version) over a fresh connection; SshFailure or a docker
     error otherwise. Connects without a pin only when the host has none yet."""
     from ..backends.remote_docker import ssh_docker_client
+    from ..backends.ssh import SshTunnel
 
     tunnel = SshTunnel(endpoint, require_pin=False)
     client = None
