@@ -24,6 +24,7 @@ from ..models import AlertRule, ChannelType, Delivery, DeliveryAttempt, Delivery
 from ..payload import delivery_payload, payload_json
 from ..transports import SendResult, send_email, send_webhook
 from .enqueue import deliveries_enqueue_on_commit
+from .fanout import FAN_OUT_GRACE, events_fan_out_and_publish
 
 logger = logging.getLogger(__name__)
 
@@ -154,8 +155,11 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
 
 
 def deliveries_sweep(*, now: datetime | None = None) -> int:
-    """Re-enqueue deliveries whose task was lost (overdue pending, or sending past the lease)."""
+    """Fan out the events a lost dispatch left waiting (longer than FAN_OUT_GRACE), and
+    re-enqueue deliveries whose task was lost (overdue pending, or sending past the lease).
+    Called outside any transaction (the minute task); the number of deliveries queued is returned."""
     now = now or timezone.now()
+    fanned_out = events_fan_out_and_publish(occurred_before=now - FAN_OUT_GRACE)
     stuck = Delivery.objects.filter(
         Q(status=DeliveryStatus.PENDING, next_attempt_at__lt=now - SWEEP_GRACE)
         | Q(status=DeliveryStatus.SENDING, lease_expires_at__lt=now)
@@ -164,4 +168,4 @@ def deliveries_sweep(*, now: datetime | None = None) -> int:
     if ids:
         Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # no dispatch repeats them
         deliveries_enqueue_on_commit(ids)
-    return len(ids)
+    return fanned_out + len(ids)
