@@ -72,6 +72,16 @@ def delivery_attempt(*, delivery_id) -> Delivery | None:
     return recorded
 
 
+def deliveries_attempt(*, delivery_ids) -> None:
+    """The next attempt of each delivery in turn (one channel's new deliveries); one that fails
+    unexpectedly is logged and the others still get theirs (the sweep takes it up again)."""
+    for delivery_id in delivery_ids:
+        try:
+            delivery_attempt(delivery_id=delivery_id)
+        except Exception:
+            logger.exception("Delivery %s could not be attempted", delivery_id)
+
+
 def _send(delivery: Delivery) -> SendResult:
     channel = delivery.channel
     if channel is None:

@@ -6,8 +6,9 @@ the `alerts.dispatch_deliveries` task only when it is the one to set the pending
 cache add), so an event costs a cache round trip and a burst of events one broker message. The
 task runs `deliveries_dispatch()`: it clears the flag FIRST, then fans out every event still
 waiting (services/fanout.py: claimed and matched in one transaction per batch of events,
-deliveries inserted in one statement) and publishes one `alerts.deliver` message per delivery (a
-slow receiver delays no other; the claim in `delivery_attempt` still decides who sends).
+deliveries inserted in one statement) and publishes the deliveries, one message per channel and
+20 of its deliveries (a slow receiver delays no other; the claim in `delivery_attempt` still
+decides who sends).
 
 Why no event is left behind: an event is committed before its `dispatch_request()`. Either that
 call sets the flag, and the dispatch it publishes claims later, or the flag is already set,

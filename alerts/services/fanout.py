@@ -4,7 +4,8 @@ Emitting an event only stores it (fleet.events) and, after the commit, asks for 
 (services/dispatch.py: a cache round trip, a broker message per burst). The dispatch task then
 fans out every event still waiting: in one transaction it claims a batch of them and inserts the
 deliveries of every channel they match in one statement (services/fanout_insert.py), marked
-queued; once that has committed it publishes one deliver message per delivery. An event is
+queued; once that has committed it publishes them, one message per channel and 20 deliveries
+(services/enqueue.py). An event is
 matched exactly once: the claim decides who matches it, and a rolled-back claim (a failed
 statement, a worker killed mid-way) leaves the events waiting. Events a lost dispatch left
 behind are fanned out by the minute sweep (`deliveries_sweep`, events waiting longer than
@@ -23,7 +24,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from .enqueue import deliveries_publish
+from .enqueue import deliveries_publish_by_channel
 from .fanout_insert import TEST_RULE_KEY, NewDelivery, deliveries_insert, events_claim
 
 __all__ = ["FAN_OUT_BATCH", "FAN_OUT_GRACE", "TEST_RULE_KEY", "FanOut", "events_fan_out",
@@ -62,7 +63,7 @@ def events_fan_out_and_publish(*, occurred_before: datetime | None = None) -> in
     while True:
         batch = events_fan_out(occurred_before=occurred_before)
         # Queued in the database before the publishing: a crash in between leaves them to the sweep.
-        deliveries_publish([delivery.id for delivery in batch.deliveries])
+        deliveries_publish_by_channel(batch.deliveries)
         published += len(batch.deliveries)
         if len(batch.event_ids) < FAN_OUT_BATCH:
             return published

@@ -14,7 +14,7 @@ from ..channel_config import ChannelSpec
 from ..models import AlertChannel, AlertRule, ChannelType
 from ..patterns import synthetic_test_kind
 from .delivery import delivery_attempt
-from .enqueue import deliveries_publish
+from .enqueue import deliveries_publish_by_channel
 from .fanout import TEST_RULE_KEY, events_fan_out
 
 _UNSET = object()
@@ -123,10 +123,10 @@ def alert_rule_test(*, rule: AlertRule):
     fanned = events_fan_out(event_ids=[event.pk])
     if event.pk in fanned.event_ids:
         event.fanned_out_at = fanned.at  # so its after-commit subscriber requests no dispatch
-    webhooks = [d.id for d in fanned.deliveries if d.channel_type == ChannelType.WEBHOOK]
+    webhooks = [d for d in fanned.deliveries if d.channel_type == ChannelType.WEBHOOK]
     if webhooks:
         # robust: a broker outage must not fail the route after the commit; the sweep catches up.
-        transaction.on_commit(lambda: deliveries_publish(webhooks), robust=True)
+        transaction.on_commit(lambda: deliveries_publish_by_channel(webhooks), robust=True)
     for delivery in fanned.deliveries:
         if delivery.channel_type == ChannelType.EMAIL:
             transaction.on_commit(lambda pk=delivery.id: delivery_attempt(delivery_id=pk), robust=True)

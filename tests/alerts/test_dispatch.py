@@ -11,15 +11,17 @@ from alerts import tasks
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import (
     FAN_OUT_GRACE,
+    deliveries_attempt,
     deliveries_dispatch,
     deliveries_sweep,
     dispatch_request,
     fanout,
     fanout_insert,
 )
+from alerts.services.enqueue import DELIVER_GROUP
 from fleet import events
 from fleet.models import Event
-from tests.factories.alerts import make_rule, webhook
+from tests.factories.alerts import fan_out, make_rule, webhook
 from tests.support import run_in_threads
 
 HOOK = "http://127.0.0.1:9/hook"
@@ -203,3 +205,45 @@ def test_a_test_events_rule_id_is_matched_against_its_own_workspaces_only(tenanc
 
     assert deliveries_dispatch() == 0
     assert not Delivery.objects.filter(event=event).exists()
+
+
+@pytest.mark.django_db
+def test_a_dispatch_publishes_one_message_per_channel_and_group_of_deliveries(
+    tenancy, broker_queue, django_capture_on_commit_callbacks
+):
+    crowded = make_rule(workspace=tenancy.workspace, channels=[webhook(HOOK)], pattern="*", name="crowded")
+    quiet = make_rule(workspace=tenancy.workspace, channels=[webhook("http://127.0.0.1:10/quiet")],
+                      pattern="agent.error", name="quiet")
+    for _ in range(DELIVER_GROUP * 2 + 1):
+        fire(django_capture_on_commit_callbacks, tenancy.workspace, kind="agent.started")  # the crowded one only
+    fire(django_capture_on_commit_callbacks, tenancy.workspace, kind="agent.error")  # both
+
+    assert deliveries_dispatch() == DELIVER_GROUP * 2 + 3
+
+    messages = broker_queue.read()
+    assert [task for task, _ in messages if task == "alerts.dispatch_deliveries"] == ["alerts.dispatch_deliveries"]
+    sent = sorted((task, len(arg) if isinstance(arg, list) else 1) for task, arg in messages
+                  if task.startswith("alerts.deliver"))
+    assert sent == [("alerts.deliver", 1), ("alerts.deliver_group", 2), ("alerts.deliver_group", DELIVER_GROUP),
+                    ("alerts.deliver_group", DELIVER_GROUP)]
+    by_rule = {rule.pk: {str(pk) for pk in Delivery.objects.filter(rule=rule).values_list("id", flat=True)}
+               for rule in (crowded, quiet)}
+    groups = [set(arg) if isinstance(arg, list) else {arg} for task, arg in messages
+              if task != "alerts.dispatch_deliveries"]
+    assert all(group <= by_rule[crowded.pk] or group <= by_rule[quiet.pk] for group in groups)  # one channel each
+    assert set().union(*groups) == by_rule[crowded.pk] | by_rule[quiet.pk]
+
+
+@pytest.mark.django_db
+def test_a_group_attempts_each_delivery_even_after_one_fails_unexpectedly(tenancy, http_receiver, caplog,
+                                                                         django_capture_on_commit_callbacks):
+    make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"))])
+    for _ in range(2):
+        fire(django_capture_on_commit_callbacks, tenancy.workspace)
+    first, second = (str(d.id) for d in fan_out())
+
+    deliveries_attempt(delivery_ids=[first, "not-a-delivery-id", second])
+
+    assert len(http_receiver.wait_for(2)) == 2
+    assert set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.SUCCEEDED}
+    assert "not-a-delivery-id" in caplog.text
