@@ -35,7 +35,7 @@ def deliver_group(delivery_ids: list[str]) -> None:
 
 @shared_task(name="alerts.dispatch_deliveries", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def dispatch_deliveries() -> None:
-    """Queue the deliveries that fan-out committed since the last dispatch (services/dispatch.py)."""
+    """Fan out the events stored since the last dispatch and queue their deliveries (services/dispatch.py)."""
     from .services import deliveries_dispatch
 
     deliveries_dispatch()

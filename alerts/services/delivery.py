@@ -176,6 +176,6 @@ def deliveries_sweep(*, now: datetime | None = None) -> int:
     ).values_list("id", flat=True)[:1000]
     ids = list(stuck)
     if ids:
-        Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # no dispatch repeats them
+        Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # left by a release before
         deliveries_enqueue_on_commit(ids)
     return fanned_out + len(ids)

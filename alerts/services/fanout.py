@@ -5,12 +5,11 @@ Emitting an event only stores it (fleet.events) and, after the commit, asks for 
 fans out every event still waiting: in one transaction it claims a batch of them and inserts the
 deliveries of every channel they match in one statement (services/fanout_insert.py), marked
 queued; once that has committed it publishes them, one message per channel and 20 deliveries
-(services/enqueue.py). An event is
-matched exactly once: the claim decides who matches it, and a rolled-back claim (a failed
-statement, a worker killed mid-way) leaves the events waiting. Events a lost dispatch left
-behind are fanned out by the minute sweep (`deliveries_sweep`, events waiting longer than
-FAN_OUT_GRACE); a worker dying between the commit and the publishing leaves queued deliveries
-that the same sweep publishes again.
+(services/enqueue.py). An event is matched exactly once: the claim decides who matches it, and
+a rolled-back claim (a failed statement, a worker killed mid-way) leaves the events waiting.
+Events a lost dispatch left behind are fanned out by the minute sweep (`deliveries_sweep`,
+events waiting longer than FAN_OUT_GRACE); a worker dying between the commit and the publishing
+leaves queued deliveries that the same sweep publishes again.
 
 A rule's test is fanned out at once, in the emitter's transaction (`alert_rule_test`), so that
 its emails can be sent before the route answers.
