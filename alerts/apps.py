@@ -16,7 +16,7 @@ class AlertsConfig(AppConfig):
     def ready(self) -> None:
         from fleet import events
 
-        from .services import event_fan_out
+        from .services import event_dispatch_request
 
-        # In the emitter's transaction: an event is never stored without its deliveries.
-        events.subscribe(event_fan_out, in_transaction=True)
+        # After the emitter's commit: the event is stored; a dispatch matches the burst it is in.
+        events.subscribe(event_dispatch_request)

@@ -34,7 +34,8 @@ class AlertRule(models.Model):
 
     class Meta:
         ordering = ("created_at", "id")
-        indexes = [models.Index(fields=("workspace", "enabled"))]
+        # Fan-out looks rules up by workspace, enabled and each pattern matching an event's kind.
+        indexes = [models.Index(fields=("workspace", "enabled", "event_pattern"), name="alerts_rule_match")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.event_pattern})"
@@ -87,8 +88,8 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)  # attempts in the current round (resend resets)
     next_attempt_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)  # while sending
-    # When a task message was published for it (or its inline email attempt began); null while
-    # it waits for the next dispatch (services/dispatch.py), which publishes each row once.
+    # When its task message was published (fan-out inserts it as queued and publishes it once
+    # the row has committed; a retry, a resend or the sweep publishes it again).
     queued_at = models.DateTimeField(null=True, blank=True)
     # The JSON body, built at the first attempt and kept as text so every retry sends the same bytes.
     body = models.TextField(null=True, blank=True)
@@ -104,11 +105,6 @@ class Delivery(models.Model):
         ]
         indexes = [
             models.Index(fields=("status", "next_attempt_at")),
-            models.Index(
-                fields=("next_attempt_at",),
-                condition=models.Q(status="pending", queued_at__isnull=True),
-                name="alerts_delivery_to_dispatch",
-            ),
         ]
 
     def __str__(self) -> str:

@@ -25,9 +25,17 @@ def deliver_batch(delivery_ids: list[str]) -> None:
     deliveries_publish(delivery_ids)
 
 
+@shared_task(name="alerts.deliver_group", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver_group(delivery_ids: list[str]) -> None:
+    """New deliveries of one channel, attempted in turn (services/enqueue.py, DELIVER_GROUP)."""
+    from .services import deliveries_attempt
+
+    deliveries_attempt(delivery_ids=delivery_ids)
+
+
 @shared_task(name="alerts.dispatch_deliveries", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def dispatch_deliveries() -> None:
-    """Queue the deliveries that fan-out committed since the last dispatch (services/dispatch.py)."""
+    """Fan out the events stored since the last dispatch and queue their deliveries (services/dispatch.py)."""
     from .services import deliveries_dispatch
 
     deliveries_dispatch()

@@ -8,7 +8,7 @@ from .models import Event
 
 @admin.register(Event)
 class EventAdmin(ReadOnlyModelAdmin):
-    list_display = ("occurred_at", "kind", "message", "agent_id", "workspace_ids", "test")
+    list_display = ("occurred_at", "kind", "message", "agent_id", "workspace_ids", "test", "fanned_out_at")
     list_filter = ("kind", "test", "occurred_at")
     search_fields = ("kind", "message")
     date_hierarchy = "occurred_at"

@@ -2,10 +2,13 @@
 
 - In-transaction subscribers (`subscribe(fn, in_transaction=True)`) run inside the emitter's
   transaction right after the Event row is inserted, each in a savepoint of its own: their rows
-  commit with the event or not at all (alerts creates its deliveries there), and one that fails
-  rolls back only its own work. Work that must wait for the commit (a broker message, an email)
-  they register with `transaction.on_commit()`, which a rollback discards.
+  commit with the event or not at all, and one that fails rolls back only its own work. Work
+  that must wait for the commit (a broker message, an email) they register with
+  `transaction.on_commit()`, which a rollback discards. Each costs the emitter statements of its
+  own, so none is registered today.
 - After-commit subscribers (`subscribe(fn)`) get the event once the transaction has committed.
+  Alerts is one: it asks for a dispatch, which matches the events stored since the last one
+  against the rules in one statement and marks them (`Event.fanned_out_at`).
 
 A subscriber must not raise into the emitter: its failure is logged and the others still run,
 so an alerting fault never breaks the operation that caused the event.

@@ -24,6 +24,7 @@ from ..models import AlertRule, ChannelType, Delivery, DeliveryAttempt, Delivery
 from ..payload import delivery_payload, payload_json
 from ..transports import SendResult, send_email, send_webhook
 from .enqueue import deliveries_enqueue_on_commit
+from .fanout import FAN_OUT_GRACE, events_fan_out_and_publish
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,16 @@ def delivery_attempt(*, delivery_id) -> Delivery | None:
     if recorded is None:
         logger.info("Delivery %s was deleted with its rule while being sent", delivery_id)
     return recorded
+
+
+def deliveries_attempt(*, delivery_ids) -> None:
+    """The next attempt of each delivery in turn (one channel's new deliveries); one that fails
+    unexpectedly is logged and the others still get theirs (the sweep takes it up again)."""
+    for delivery_id in delivery_ids:
+        try:
+            delivery_attempt(delivery_id=delivery_id)
+        except Exception:
+            logger.exception("Delivery %s could not be attempted", delivery_id)
 
 
 def _send(delivery: Delivery) -> SendResult:
@@ -154,14 +165,17 @@ def delivery_resend(*, delivery: Delivery) -> Delivery:
 
 
 def deliveries_sweep(*, now: datetime | None = None) -> int:
-    """Re-enqueue deliveries whose task was lost (overdue pending, or sending past the lease)."""
+    """Fan out the events a lost dispatch left waiting (longer than FAN_OUT_GRACE), and
+    re-enqueue deliveries whose task was lost (overdue pending, or sending past the lease).
+    Called outside any transaction (the minute task); the number of deliveries queued is returned."""
     now = now or timezone.now()
+    fanned_out = events_fan_out_and_publish(occurred_before=now - FAN_OUT_GRACE)
     stuck = Delivery.objects.filter(
         Q(status=DeliveryStatus.PENDING, next_attempt_at__lt=now - SWEEP_GRACE)
         | Q(status=DeliveryStatus.SENDING, lease_expires_at__lt=now)
     ).values_list("id", flat=True)[:1000]
     ids = list(stuck)
     if ids:
-        Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # no dispatch repeats them
+        Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=now)  # left by a release before
         deliveries_enqueue_on_commit(ids)
-    return len(ids)
+    return fanned_out + len(ids)

@@ -1,83 +1,197 @@
-"""Fan-out's one statement: INSERT ... SELECT the deliveries of the channels an event matches.
+"""Fan-out's two statements, for a whole burst of events: claim the events waiting for fan-out,
+then INSERT ... SELECT the deliveries of every channel they match.
 
-The database does the matching: a rule matches when its pattern is one of the patterns that
-match the event's kind (`patterns.matching_patterns`), so one round trip finds the channels and
-creates their deliveries, inside the emitter's transaction (fleet.events). The ORM has no
-INSERT ... SELECT; the SQL is written for Fleet's two databases, PostgreSQL and SQLite (3.35+
-for RETURNING).
+The claim is one conditional UPDATE ... RETURNING of `fleet_event.fanned_out_at` over the waiting
+events (a partial index holds only those): on PostgreSQL its subquery locks them FOR UPDATE SKIP
+LOCKED, so two dispatches at once take different events; SQLite runs one writer at a time
+(transactions BEGIN IMMEDIATE) and needs no lock clause. Only the caller whose UPDATE changed an
+event matches it, and it does so in the same transaction, so a failure or a crash in between
+rolls the claim back with it: the events wait for the next dispatch.
+
+The match is one statement for the burst. Python hands it three small tables, as arrays
+(PostgreSQL, unnest) or one JSON array (SQLite, json_each): the (event, workspace, kind) of every
+claimed event, the (kind, pattern) pairs of the kinds in the burst (`patterns.matching_patterns`,
+so a rule is found by equality on workspace, enabled and pattern, the `alerts_rule_match`
+index), and the (event, workspace, rule) of rule tests, which go to their one rule whatever its
+pattern and even while it is disabled. ON CONFLICT DO NOTHING on (event, channel) keeps a
+delivery from ever being made twice, whatever happens around it.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
+from django.core.exceptions import ValidationError
 from django.db import connection
 
 from fleet.models import Event
 
-from ..models import AlertChannel, AlertRule, ChannelType, Delivery, DeliveryStatus
+from ..models import AlertChannel, AlertRule, Delivery, DeliveryStatus
 from ..patterns import matching_patterns
 
+logger = logging.getLogger(__name__)
+
+TEST_RULE_KEY = "ruleId"  # a test event names the one rule it is for
+
+
+@dataclass(frozen=True)
+class ClaimedEvent:
+    id: uuid.UUID
+    kind: str
+    workspace_ids: list
+    test_rule_id: object  # the ruleId of a rule test, as stored; None for every other event
+
+
+class NewDelivery(NamedTuple):
+    id: uuid.UUID
+    channel_id: uuid.UUID
+    channel_type: str
+
+
+_CLAIM = """
+UPDATE {event} SET fanned_out_at = %s
+WHERE fanned_out_at IS NULL AND id IN (
+    SELECT id FROM {event} WHERE fanned_out_at IS NULL{filters}
+    ORDER BY occurred_at LIMIT %s{lock}
+)
+RETURNING id, kind, workspace_ids, CASE WHEN test THEN data END
+"""
+_LOCK = {"postgresql": " FOR UPDATE SKIP LOCKED", "sqlite": ""}
+
+_INSERT = """
+WITH m (event_id, workspace_id, kind) AS ({events}),
+     p (kind, pattern) AS ({patterns}),
+     t (event_id, workspace_id, rule_id) AS ({tests})
+INSERT INTO {delivery} (id, rule_id, channel_id, event_id, channel_type, status, attempts,
+                        next_attempt_at, queued_at, created_at)
+SELECT {new_id}, found.rule_id, found.channel_id, found.event_id, found.type, %s, 0, %s, %s, %s
+FROM (
+    SELECT c.rule_id, c.id AS channel_id, m.event_id, c.type
+    FROM m
+    JOIN p ON p.kind = m.kind
+    JOIN {rule} r ON r.workspace_id = m.workspace_id AND r.enabled = %s AND r.event_pattern = p.pattern
+    JOIN {channel} c ON c.rule_id = r.id
+    UNION ALL
+    SELECT c.rule_id, c.id, t.event_id, c.type
+    FROM t
+    JOIN {rule} r ON r.id = t.rule_id AND r.workspace_id = t.workspace_id
+    JOIN {channel} c ON c.rule_id = r.id
+) AS found
+WHERE true
+ON CONFLICT DO NOTHING
+RETURNING id, channel_id, channel_type
+"""
 _NEW_ID = {
     "postgresql": "gen_random_uuid()",
     # Django keeps a UUID as 32 hex digits on SQLite: random, without the version-4 bits.
     "sqlite": "lower(hex(randomblob(16)))",
 }
 
-_INSERT = """
-INSERT INTO {delivery} (id, rule_id, channel_id, event_id, channel_type, status, attempts,
-                        next_attempt_at, queued_at, created_at)
-SELECT {new_id}, c.rule_id, c.id, %s, c.type, %s, 0, %s, CASE WHEN c.type = %s THEN %s END, %s
-FROM {channel} c JOIN {rule} r ON r.id = c.rule_id
-WHERE r.workspace_id IN ({workspaces}) AND {match}
-ON CONFLICT DO NOTHING
-RETURNING id, rule_id, channel_id, channel_type
-"""
-_ENABLED_RULES = "r.enabled = %s AND r.event_pattern IN ({patterns})"
-_ONE_RULE = "c.rule_id = %s"  # a rule's test: that rule alone, whatever its pattern, even disabled
+
+def events_claim(*, now: datetime, limit: int, event_ids: Iterable | None = None,
+                 occurred_before: datetime | None = None) -> list[ClaimedEvent]:
+    """Mark up to `limit` waiting events (the oldest first) as fanned out at `now` and return
+    them; only these events, of `event_ids` or that occurred before `occurred_before` if given."""
+    filters, params = "", [_prep(Event, "fanned_out_at", now)]
+    if occurred_before is not None:
+        filters += " AND occurred_at < %s"
+        params.append(_prep(Event, "occurred_at", occurred_before))
+    if event_ids is not None:
+        ids = [_prep(Event, "id", pk) for pk in event_ids]
+        if not ids:
+            return []
+        filters += f" AND id IN ({', '.join(['%s'] * len(ids))})"
+        params.extend(ids)
+    params.append(limit)
+    sql = _CLAIM.format(event=Event._meta.db_table, filters=filters, lock=_LOCK[connection.vendor])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    to_uuid = Event._meta.pk.to_python
+    claimed = []
+    for pk, kind, workspace_ids, test_data in rows:
+        test_data = _json(test_data)
+        claimed.append(ClaimedEvent(
+            id=to_uuid(pk), kind=kind, workspace_ids=_json(workspace_ids) or [],
+            test_rule_id=test_data.get(TEST_RULE_KEY) if isinstance(test_data, dict) else None,
+        ))
+    return claimed
 
 
-def deliveries_insert(*, event: Event, now: datetime, test_rule_id=None) -> list[Delivery]:
-    """Insert one pending delivery per matching channel that has none for this event yet; the
-    rows inserted are returned. Emails are marked queued: fan-out makes their first attempt."""
-    if not event.workspace_ids:
+def deliveries_insert(*, events: list[ClaimedEvent], now: datetime) -> list[NewDelivery]:
+    """One pending delivery, already marked queued at `now`, per channel each event matches and
+    that has none for it yet, in one statement; the rows inserted are returned."""
+    matched, tests, kinds = [], [], set()
+    for event in events:
+        workspaces = _workspaces(event)
+        if event.test_rule_id is not None:
+            rule_id = _uuid(AlertRule, "id", event.test_rule_id)
+            if rule_id is None:
+                logger.warning("Test event %s names no valid rule: %r", event.id, event.test_rule_id)
+                continue
+            tests.extend((_prep(Event, "id", event.id), w, rule_id) for w in workspaces)
+        else:
+            matched.extend((_prep(Event, "id", event.id), w, event.kind) for w in workspaces)
+            kinds.add(event.kind)
+    if not matched and not tests:
         return []
-    workspaces = [_prep(AlertRule, "workspace", w) for w in event.workspace_ids]
-    if test_rule_id:
-        match, match_params = _ONE_RULE, [_prep(AlertChannel, "rule", test_rule_id)]
-    else:
-        patterns = matching_patterns(event.kind)
-        match = _ENABLED_RULES.format(patterns=", ".join(["%s"] * len(patterns)))
-        match_params = [True, *patterns]
+    patterns = [(kind, pattern) for kind in sorted(kinds) for pattern in matching_patterns(kind)]
+    events_sql, events_params = _rows(("uuid", "uuid", "text"), matched)
+    patterns_sql, patterns_params = _rows(("text", "text"), patterns)
+    tests_sql, tests_params = _rows(("uuid", "uuid", "uuid"), tests)
     stamp = _prep(Delivery, "next_attempt_at", now)
     sql = _INSERT.format(
-        delivery=Delivery._meta.db_table,
-        channel=AlertChannel._meta.db_table,
-        rule=AlertRule._meta.db_table,
+        events=events_sql, patterns=patterns_sql, tests=tests_sql,
+        delivery=Delivery._meta.db_table, channel=AlertChannel._meta.db_table, rule=AlertRule._meta.db_table,
         new_id=_NEW_ID[connection.vendor],
-        workspaces=", ".join(["%s"] * len(workspaces)),
-        match=match,
     )
-    params = [_prep(Delivery, "event", event.pk), DeliveryStatus.PENDING.value, stamp, ChannelType.EMAIL.value,
-              stamp, stamp, *workspaces, *match_params]
+    params = [*events_params, *patterns_params, *tests_params, DeliveryStatus.PENDING.value, stamp, stamp, stamp,
+              True]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     to_uuid = Delivery._meta.pk.to_python
-    return [
-        _delivery(
-            id=to_uuid(pk), rule_id=to_uuid(rule_id), channel_id=to_uuid(channel_id), event_id=event.pk,
-            channel_type=channel_type, status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now,
-            queued_at=now if channel_type == ChannelType.EMAIL else None, created_at=now,
-        )
-        for pk, rule_id, channel_id, channel_type in rows
-    ]
+    return [NewDelivery(to_uuid(pk), to_uuid(channel_id), channel_type) for pk, channel_id, channel_type in rows]
 
 
-def _delivery(**values) -> Delivery:
-    # Every column in order, as a row read from the database: Model.__init__ by keyword was a
-    # third of fan-out's Python time.
-    return Delivery.from_db(connection.alias, None, [values.get(f.attname) for f in Delivery._meta.concrete_fields])
+def _workspaces(event: ClaimedEvent) -> list:
+    found = []
+    for workspace_id in event.workspace_ids if isinstance(event.workspace_ids, list) else ():
+        prepared = _uuid(AlertRule, "workspace", workspace_id)
+        if prepared is None:
+            logger.warning("Event %s names an invalid workspace id: %r", event.id, workspace_id)
+        else:
+            found.append(prepared)
+    return found
+
+
+def _rows(types: tuple[str, ...], rows: list[tuple]) -> tuple[str, list]:
+    """A table of `rows` for a WITH clause, passed as one parameter per column (PostgreSQL
+    arrays) or one in all (a JSON array on SQLite): the statement's text stays the same
+    whatever the size of the burst."""
+    if connection.vendor == "postgresql":
+        columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in types]
+        return f"SELECT * FROM unnest({', '.join(f'%s::{t}[]' for t in types)})", columns
+    extract = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(types)))
+    return f"SELECT {extract} FROM json_each(%s)", [json.dumps(rows)]
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _uuid(model, field: str, value):
+    """`value` prepared for the UUID column `model.field`, or None when it is not a UUID."""
+    try:
+        return _prep(model, field, value)
+    except (ValidationError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _prep(model, field: str, value):

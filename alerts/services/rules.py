@@ -13,7 +13,9 @@ from fleet.services import model_update
 from ..channel_config import ChannelSpec
 from ..models import AlertChannel, AlertRule, ChannelType
 from ..patterns import synthetic_test_kind
-from .fanout import TEST_RULE_KEY
+from .delivery import delivery_attempt
+from .enqueue import deliveries_publish_by_channel
+from .fanout import TEST_RULE_KEY, events_fan_out
 
 _UNSET = object()
 
@@ -108,11 +110,24 @@ def alert_rule_delete(*, rule: AlertRule) -> None:
 
 @transaction.atomic
 def alert_rule_test(*, rule: AlertRule):
-    """Emit the rule's synthetic test event; it is delivered (to this rule only) after commit."""
-    return events.emit(
+    """Emit the rule's synthetic test event and fan it out at once, in this transaction (to this
+    rule only): once it commits, the emails are sent inline, before the route answers, and the
+    webhooks are queued. Nothing is sent should the transaction roll back."""
+    event = events.emit(
         synthetic_test_kind(rule.event_pattern),
         message=f"Test alert for the rule '{rule.name}'.",
         workspace_ids=[rule.workspace_id],
         data={TEST_RULE_KEY: str(rule.id)},
         test=True,
     )
+    fanned = events_fan_out(event_ids=[event.pk])
+    if event.pk in fanned.event_ids:
+        event.fanned_out_at = fanned.at  # so its after-commit subscriber requests no dispatch
+    webhooks = [d for d in fanned.deliveries if d.channel_type == ChannelType.WEBHOOK]
+    if webhooks:
+        # robust: a broker outage must not fail the route after the commit; the sweep catches up.
+        transaction.on_commit(lambda: deliveries_publish_by_channel(webhooks), robust=True)
+    for delivery in fanned.deliveries:
+        if delivery.channel_type == ChannelType.EMAIL:
+            transaction.on_commit(lambda pk=delivery.id: delivery_attempt(delivery_id=pk), robust=True)
+    return event

@@ -15,7 +15,7 @@ from fleet.events import emit
 from fleet.heartbeat import heartbeat_record
 from fleet.models import Event
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.alerts import make_rule
+from tests.factories.alerts import fan_out, make_rule
 from tests.factories.workspaces import WorkspaceFactory
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +56,7 @@ def test_an_unreachable_engine_warns_its_agents_alerts_once_and_recovers(
     with django_capture_on_commit_callbacks(execute=False):
         assert engines_probe() == {"docker": "unreachable"}
         assert engines_probe() == {"docker": "unreachable"}  # the next tick: no second event
+    fan_out()  # what the dispatch does once the probe's transaction has committed
 
     events = _engine_events()
     assert [kind for kind, _ in events] == ["engine.unreachable"]
@@ -76,6 +77,7 @@ def test_an_unreachable_engine_warns_its_agents_alerts_once_and_recovers(
     with django_capture_on_commit_callbacks(execute=False):
         assert engines_probe() == {"docker": "ok"}
         assert engines_probe() == {"docker": "ok"}
+    fan_out()
 
     assert [kind for kind, _ in _engine_events()] == ["engine.unreachable", "engine.recovered"]
     assert _engine_events()[1][1]["target_id"] == "docker"
@@ -109,4 +111,5 @@ def test_alert_rules_accept_the_engine_event_kinds(tenancy):
         )
         assert response.status_code == 200, response.json()
     emit("engine.unreachable", message="x", workspace_ids=[tenancy.workspace.id], data={"target_id": "docker"})
+    fan_out()
     assert Delivery.objects.filter(event__kind="engine.unreachable").count() == 2  # the literal and the glob

@@ -6,7 +6,7 @@ from django.test import Client
 from alerts.models import Delivery, DeliveryStatus
 from alerts.services import delivery_attempt
 from fleet import events
-from tests.factories.alerts import make_rule, webhook
+from tests.factories.alerts import fan_out, make_rule, webhook
 
 pytestmark = pytest.mark.django_db
 
@@ -26,6 +26,7 @@ def failed_delivery(tenancy, http_receiver, django_capture_on_commit_callbacks):
     make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"), secret=SECRET)])
     with django_capture_on_commit_callbacks(execute=True):
         event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
+    fan_out()
     return delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)
 
 
@@ -63,7 +64,8 @@ def test_resend_skips_deliveries_that_did_not_fail(console, tenancy, django_capt
     make_rule(workspace=tenancy.workspace, channels=[webhook("http://127.0.0.1:9/hook")])
     with django_capture_on_commit_callbacks(execute=False):
         event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id])
-    pending = Delivery.objects.get(event=event)  # created with the event, dispatched only after commit
+    fan_out()
+    pending = Delivery.objects.get(event=event)  # queued by the dispatch, not yet attempted
 
     response = console.post(
         "/admin/alerts/delivery/", {"action": "resend", "_selected_action": [str(pending.id)]}, follow=True

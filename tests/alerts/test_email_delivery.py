@@ -1,4 +1,5 @@
-"""Email deliveries through Django's SMTP backend to a real SMTP server on loopback."""
+"""Email deliveries through Django's SMTP backend to a real SMTP server on loopback. The dispatch
+and the worker's attempts run in this process (`worker_in_process`), right after the emitter's commit."""
 
 import pytest
 from django.utils import timezone
@@ -16,8 +17,8 @@ def email_channel(to, **extra):
     return {"type": "email", "to": to, **extra}
 
 
-def test_a_matching_event_is_emailed_inline_to_every_recipient(tenancy, smtp_server,
-                                                               django_capture_on_commit_callbacks):
+def test_a_matching_event_is_emailed_to_every_recipient(tenancy, smtp_server, worker_in_process,
+                                                        django_capture_on_commit_callbacks):
     rule = make_rule(
         workspace=tenancy.workspace,
         channels=[email_channel(["ops@example.com", "oncall@example.com"], subjectPrefix="[prod]")],
@@ -29,7 +30,7 @@ def test_a_matching_event_is_emailed_inline_to_every_recipient(tenancy, smtp_ser
         event = events.emit("agent.error", workspace_ids=[tenancy.workspace.id], message="Container exited with 137",
                             data={"exitCode": 137})
 
-    (mail,) = smtp_server.messages  # already there: sent inline, no worker involved
+    (mail,) = smtp_server.messages
     assert sorted(mail.rcpt_tos) == ["oncall@example.com", "ops@example.com"]
     assert mail.subject == f"[prod] [{tenancy.workspace.name}] agent.error: Container exited with 137"
     assert "Container exited with 137" in mail.text
@@ -42,7 +43,7 @@ def test_a_matching_event_is_emailed_inline_to_every_recipient(tenancy, smtp_ser
     assert rule.last_fired_at is not None and rule.last_error is None
 
 
-def test_html_in_an_event_message_is_escaped_in_the_html_part(tenancy, smtp_server,
+def test_html_in_an_event_message_is_escaped_in_the_html_part(tenancy, smtp_server, worker_in_process,
                                                               django_capture_on_commit_callbacks):
     make_rule(workspace=tenancy.workspace, channels=[email_channel(["ops@example.com"])], pattern="*")
 
@@ -70,7 +71,8 @@ def test_the_test_route_emails_a_test_alert_before_answering(tenancy, smtp_serve
     assert "This is a test alert" in mail.text
 
 
-def test_a_transient_smtp_failure_is_retried(tenancy, smtp_server, django_capture_on_commit_callbacks):
+def test_a_transient_smtp_failure_is_retried(tenancy, smtp_server, worker_in_process,
+                                             django_capture_on_commit_callbacks):
     rule = make_rule(workspace=tenancy.workspace, channels=[email_channel(["ops@example.com"])], pattern="*")
     smtp_server.fail_next("451 4.3.0 Try again later")
 
@@ -92,7 +94,7 @@ def test_a_transient_smtp_failure_is_retried(tenancy, smtp_server, django_captur
     assert rule.last_error is None
 
 
-def test_a_permanent_smtp_failure_stops(tenancy, smtp_server, django_capture_on_commit_callbacks):
+def test_a_permanent_smtp_failure_stops(tenancy, smtp_server, worker_in_process, django_capture_on_commit_callbacks):
     make_rule(workspace=tenancy.workspace, channels=[email_channel(["ops@example.com"])], pattern="*")
     smtp_server.fail_next("550 5.1.1 No such mailbox")
 
@@ -104,7 +106,8 @@ def test_a_permanent_smtp_failure_stops(tenancy, smtp_server, django_capture_on_
     assert delivery.attempt_log.get().error.startswith("SMTP 550")
 
 
-def test_an_unreachable_smtp_server_is_retried(tenancy, smtp_server, django_capture_on_commit_callbacks):
+def test_an_unreachable_smtp_server_is_retried(tenancy, smtp_server, worker_in_process,
+                                               django_capture_on_commit_callbacks):
     make_rule(workspace=tenancy.workspace, channels=[email_channel(["ops@example.com"])], pattern="*")
     smtp_server.stop()
 

@@ -14,7 +14,7 @@ from alerts.services import MAX_ATTEMPTS, RETRY_DELAYS, delivery_attempt, delive
 from fleet import events
 from fleet.models import Event
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
-from tests.factories.alerts import make_rule, webhook
+from tests.factories.alerts import fan_out, make_rule, webhook
 from tests.support import frozen_clock
 
 pytestmark = pytest.mark.django_db
@@ -32,9 +32,10 @@ def verify(request, key: bytes) -> bool:
 
 
 def fire(django_capture_on_commit_callbacks, kind="agent.error", **kwargs):
-    """Emit an event and run what happens after commit (the fan-out)."""
+    """Emit an event, run what happens after its commit, and the dispatch's fan-out."""
     with django_capture_on_commit_callbacks(execute=True):
         event = events.emit(kind, **kwargs)
+    fan_out()
     return event
 
 
@@ -110,6 +111,7 @@ def test_an_agent_deleted_through_its_service_is_named_in_the_delivery(
                                   agent__container_id="").agent
     with django_capture_on_commit_callbacks(execute=True):
         agent_delete(agent=agent)
+    fan_out()
     event = Event.objects.get(kind="agent.deleted")
 
     delivery_attempt(delivery_id=Delivery.objects.get(event=event).id)

@@ -1,5 +1,5 @@
 from alerts.channel_config import parse_channels
-from alerts.services import alert_rule_create
+from alerts.services import alert_rule_create, events_fan_out
 
 
 def make_rule(*, workspace, channels, pattern="agent.*", name="Ops", enabled=True, created_by=None):
@@ -17,3 +17,10 @@ def make_rule(*, workspace, channels, pattern="agent.*", name="Ops", enabled=Tru
 def webhook(url: str, **extra) -> dict:
     """A webhook channel object, as the API takes it."""
     return {"type": "webhook", "url": url, **extra}
+
+
+def fan_out() -> list:
+    """What the dispatch task does once emitters have committed, run here and publishing
+    nothing: every waiting event is matched; the deliveries made (id, channel_id,
+    channel_type) are returned."""
+    return events_fan_out().deliveries
