@@ -20,7 +20,8 @@ def published():
     names = []
 
     def record(sender=None, body=None, **kwargs):
-        names.append((sender, list(body[0]) if body else None))
+        if str(sender).startswith("integrations."):  # the app's own tasks (an event also asks alerts for a dispatch)
+            names.append((sender, list(body[0]) if body else None))
 
     before_task_publish.connect(record, weak=False)
     yield names

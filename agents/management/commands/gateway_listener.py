@@ -19,6 +19,9 @@ from agents.gateway.listener import Shard, Supervisor
 
 class Command(BaseCommand):
     help = "Hold WebSocket connections to the running OpenClaw agents that registered hooks want."
+    # A long-running process of the Procfile: the system checks are the release step's (migrate),
+    # whose warnings (agents.W001, how agents reach the web server) say nothing of this process.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--shard", type=int, help="this listener's shard (default GATEWAY_LISTENER_SHARD)")
