@@ -627,6 +627,9 @@ def _exec_stream(api, exec_id: str):
     response = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
                               data={"Tty": False, "Detach": False}, stream=True)
     sock = api._get_raw_response_socket(response)  # raises the engine's refusal
+    # The client's API_TIMEOUT is for one engine call; a command quiet for longer (a CLI waiting
+    # on its runtime) is not a dead engine. The caller's own timeout ends the wait (_read_exec).
+    api._disable_socket_timeout(sock)
     return response.raw._fp.fp, sock
 
 
