@@ -26,3 +26,40 @@ def test_a_dead_workers_live_gauges_are_dropped_and_the_living_ones_kept(tmp_pat
     web.forget_dead_workers()
 
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"counter_{dead}.db", f"gauge_livesum_{os.getpid()}.db"]
+
+
+def test_each_worker_gets_the_preloaded_application_after_cleaning_up(tmp_path, monkeypatch):
+    from fleet.wsgi import application
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    dead = 2**22 + 54321
+    (tmp_path / f"gauge_livesum_{dead}.db").write_bytes(b"")
+
+    assert web.worker_application() is application
+    assert list(tmp_path.iterdir()) == []
+
+
+PRELOAD_PROBE = """
+import gc, os, sys
+from fleet.web import preload_application
+preload_application()
+fds = [f"/proc/self/fd/{fd}" for fd in os.listdir("/proc/self/fd")]
+sockets = [fd for fd in fds if os.path.exists(fd) and os.readlink(fd).startswith("socket:")]  # listing's own fd: gone
+views = ("agents.api.lifecycle", "agents.console.views")
+print(len(sockets), gc.get_freeze_count() > 0, all(name in sys.modules for name in views))
+"""
+
+
+def test_the_master_loads_every_view_and_keeps_no_connection_to_share_with_its_forks():
+    """What the workers inherit: the modules a request reaches, loaded, warmed up and frozen,
+    and no open socket (a database or Redis connection shared across a fork answers two
+    processes at once). The warm-up's requests say nothing in the log."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "fleet.settings", "DEBUG": "true"}
+    probe = subprocess.run([sys.executable, "-c", PRELOAD_PROBE], capture_output=True, text=True,
+                           timeout=120, env=env, check=True)
+
+    assert probe.stdout.split() == ["0", "True", "True"]
+    assert not [line for line in probe.stderr.splitlines() if any(path in line for path in web.WARM_UP_PATHS[1:])]
