@@ -159,6 +159,7 @@ class TestLifetime:
 
     def test_a_token_signed_with_another_key_is_refused(self, api_client, user, settings):
         token = session_token_issue(user=user)
-        settings.SECRET_KEY = "another-secret-key-entirely-" + "x" * 20
         api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        assert api_client.get(ME).status_code == 200  # verified once, under the old key
+        settings.SECRET_KEY = "another-secret-key-entirely-" + "x" * 20
         assert_error(api_client.get(ME), 401, "invalid_credentials")
