@@ -93,6 +93,22 @@ def hardware() -> str:
     return f"{os.cpu_count()} x {model}, {mem_kb / 1024 / 1024:.1f} GB RAM"
 
 
+def python_speed_ms() -> float:
+    """Milliseconds this machine's Python takes for a fixed loop (best of five): machines of
+    the same name differ, and so does one machine from day to day (noisy neighbours), so runs
+    on different days are compared through this figure."""
+    import time
+
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        total = 0
+        for i in range(2_000_000):
+            total += i
+        best = min(best, time.process_time() - start)
+    return best * 1000
+
+
 def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 

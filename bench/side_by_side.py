@@ -145,7 +145,8 @@ def main() -> None:
     stopped = Agent.objects.filter(owner=caller, status="stopped").order_by("created_at").first()
     bearer = {"Authorization": f"Bearer {session_token_issue(user=caller)}"}
     database = connection.settings_dict["NAME"]
-    report("machine", hardware=procfs.hardware(), load_average_before=procfs.load(),
+    report("machine", hardware=procfs.hardware(), python_loop_ms=procfs.python_speed_ms(),
+           load_average_before=procfs.load(),
            servers=",".join(SERVERS), rounds=ROUNDS, seconds_per_run=SECONDS)
 
     servers = {}
