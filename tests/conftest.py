@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from tests.factories.accounts import AdminFactory, UserFactory
@@ -79,6 +80,14 @@ def user(db):
 @pytest.fixture
 def platform_admin(db):
     return AdminFactory()
+
+
+@pytest.fixture
+def console(platform_admin) -> Client:
+    """The admin console (Django's test client) signed in as a platform admin."""
+    client = Client()
+    client.force_login(platform_admin)
+    return client
 
 
 @pytest.fixture

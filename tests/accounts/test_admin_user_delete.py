@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 from django.db.models import ProtectedError
-from django.test import Client
 
 from accounts.deletion import UserInUse, user_delete
 from accounts.models import User
 from agents.models import Agent
 from agents.targets.grants import target_grant_workspace_add
 from agents.targets.models import RemoteHost, TargetGrant
-from tests.factories.accounts import AdminFactory, UserFactory
+from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory
 from tests.factories.remote_hosts import RemoteHostFactory
 from tests.factories.workspaces import WorkspaceFactory
@@ -21,13 +20,6 @@ from tests.factories.workspaces import WorkspaceFactory
 pytestmark = pytest.mark.django_db
 
 USERS = "/admin/accounts/user/"
-
-
-@pytest.fixture
-def console():
-    client = Client()
-    client.force_login(AdminFactory())
-    return client
 
 
 def delete_one(console, user):

@@ -7,16 +7,8 @@ from django.test import Client
 
 from agents.models import Agent
 from fleet.models import Event
-from tests.factories.accounts import AdminFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def console():
-    client = Client()
-    client.force_login(AdminFactory())
-    return client
 
 
 def test_the_list_shows_status_owner_target_and_workspaces(console, tenancy):

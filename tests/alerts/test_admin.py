@@ -14,13 +14,6 @@ SECRET = "a-signing-secret-long-enough"
 
 
 @pytest.fixture
-def console(platform_admin) -> Client:
-    client = Client()
-    client.force_login(platform_admin)
-    return client
-
-
-@pytest.fixture
 def failed_delivery(tenancy, http_receiver, django_capture_on_commit_callbacks):
     http_receiver.respond_with(410, times=1)
     make_rule(workspace=tenancy.workspace, channels=[webhook(http_receiver.url_for("/hook"), secret=SECRET)])

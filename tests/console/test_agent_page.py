@@ -11,20 +11,12 @@ from agents.deploy_progress import PULLING, deploy_step_set
 from agents.models import Agent
 from agents.services.engine import backend_of
 from fleet.models import Event
-from tests.factories.accounts import AdminFactory
 from tests.factories.agents import place_on_engine
 from tests.support import wait_until
 
 pytestmark = pytest.mark.django_db
 
 ENGINE_DOWN = "unix:///nonexistent/fleet-console.sock"
-
-
-@pytest.fixture
-def console():
-    client = Client()
-    client.force_login(AdminFactory())
-    return client
 
 
 def _page(agent) -> str:

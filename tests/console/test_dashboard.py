@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -19,20 +18,13 @@ from agents.services.engines import engines_probe
 from console import dashboard
 from console.health import targets_health
 from fleet.events import emit
-from tests.factories.accounts import AdminFactory, UserFactory
+from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory, make_budget
 
 pytestmark = pytest.mark.django_db
 
 PANELS = (dashboard.agents_by_status, dashboard.agents_needing_attention, dashboard.spend_panel,
           dashboard.budgets_panel, dashboard.top_spenders, dashboard.recent_events, dashboard.failed_deliveries)
-
-
-@pytest.fixture
-def console():
-    client = Client()
-    client.force_login(AdminFactory())
-    return client
 
 
 def _spend(agent, usd: float, *, day=None) -> None:

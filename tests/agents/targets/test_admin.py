@@ -4,11 +4,10 @@ action through the same service as the API, deletes that refuse hosts in use; gr
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from accounts.groups import user_group_create
 from agents.targets.models import RemoteHost, TargetGrant
-from tests.factories.accounts import AdminFactory, UserFactory
+from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory
 from tests.factories.remote_hosts import RemoteHostFactory
 from tests.infra.sshd import free_loopback_port
@@ -16,13 +15,6 @@ from tests.infra.sshd import free_loopback_port
 pytestmark = pytest.mark.django_db
 
 HOSTS = "/admin/targets/remotehost/"
-
-
-@pytest.fixture
-def console():
-    client = Client()
-    client.force_login(AdminFactory())
-    return client
 
 
 def test_hosts_are_listed_with_their_status_and_no_secret(console):
