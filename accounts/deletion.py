@@ -55,10 +55,6 @@ def user_holdings(*, user: User) -> list[UserHoldings]:
     return [holder(user) for holder in _holders]
 
 
-def user_deletion_blockers(*, user: User) -> list[str]:
-    return [line for holdings in user_holdings(user=user) for line in holdings.blockers]
-
-
 def _refusal(user: User, lines: list[str]) -> UserInUse:
     return UserInUse(f"{user.email} cannot be deleted yet. Delete first: {'; '.join(lines)}.")
 
