@@ -22,3 +22,12 @@ class FleetConfig(AppConfig):
         from .request_path import skip_no_op_cache_closing
 
         skip_no_op_cache_closing()
+        from .health import health_check_register
+        from .metrics import register_gauge
+        from .scheduler import late_jobs_gauge, scheduler_report, since_run_gauge
+
+        health_check_register("scheduler", scheduler_report)  # checks.scheduler: a word per periodic job
+        register_gauge("fleet_periodic_job_late", "1 when a periodic job has not run for three of its periods.",
+                       late_jobs_gauge, labelnames=("job",))
+        register_gauge("fleet_periodic_job_seconds_since_run", "Seconds since a periodic job last ran "
+                       "(the older of beat's send and a worker's run).", since_run_gauge, labelnames=("job",))

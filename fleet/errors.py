@@ -146,6 +146,22 @@ class PayloadTooLarge(FleetError):
     default_message = "The request body is too large."
 
 
+# -- 429 ----------------------------------------------------------------------------------------
+
+
+class TooManyRequests(FleetError):
+    code = "rate_limited"
+    default_message = "Too many requests; try again later."
+
+
+class TooManyStreams(TooManyRequests):
+    """A caller holds as many live streams (followed logs, chat turns, terminals) as it may, or
+    this server process holds as many as it may."""
+
+    code = "too_many_streams"
+    default_message = "Too many live streams are open; close one and try again."
+
+
 # -- 502: something Fleet depends on failed -------------------------------------------------------
 
 
@@ -157,6 +173,57 @@ class UpstreamFailure(FleetError):
 class DaemonUnreachable(UpstreamFailure):
     code = "daemon_unreachable"
     default_message = "The container daemon could not be reached."
+
+
+# -- 503: a service Fleet needs is away for now; the same request may succeed later -------------
+
+
+class Unavailable(FleetError):
+    code = "unavailable"
+    default_message = "The service is unavailable; try again shortly."
+
+
+class BrokerUnavailable(Unavailable):
+    """The task broker refused a job; what the request stored is kept and picked up later."""
+
+    code = "broker_unavailable"
+    default_message = "The task broker could not be reached; try again shortly."
+
+
+class CacheUnavailable(Unavailable):
+    """The cache (rate limits, locks) could not be reached."""
+
+    code = "cache_unavailable"
+    default_message = "The cache could not be reached; try again shortly."
+
+
+class DatabaseUnavailable(Unavailable):
+    """The database could not be reached, or dropped the connection (a restart, a failover)."""
+
+    code = "database_unavailable"
+    default_message = "The database could not be reached; try again shortly."
+
+
+class FieldErrors:
+    """The field errors of several independent checks of one body, answered together: a body
+    with two bad fields names both, not the first one a check happened to reach."""
+
+    def __init__(self, fields: dict[str, list[str]] | None = None):
+        self.fields: dict[str, list[str]] = dict(fields or {})
+
+    def check(self, call, *, fallback=None):
+        """call()'s value, or `fallback` with its ValidationFailed fields kept (a field already
+        refused keeps its first reason)."""
+        try:
+            return call()
+        except ValidationFailed as exc:
+            for name, messages in exc.fields.items():
+                self.fields.setdefault(name, messages)
+            return fallback
+
+    def raise_any(self) -> None:
+        if self.fields:
+            raise ValidationFailed(self.fields)
 
 
 def first_field_message(fields: dict[str, list[str]]) -> str:

@@ -11,6 +11,11 @@ else "degraded". The HTTP status is 503 only when this web process cannot serve 
 stale or missing worker degrades the body but keeps 200, because a stopped worker must
 not take the whole API offline. Monitoring should alert on the body's `status`. Warnings
 leave `status` as it is: they name a setting that is likely wrong, not a failure seen.
+
+A registered check may name items that belong to users (agents' `engines`: `remote:<id>` of a
+user's Remote Docker host). `private_item` says which: the public report (anonymous callers,
+anyone but a platform admin) leaves those out and counts them in `totals` instead, a number
+per word; `status` is worked out from every item either way.
 """
 
 from __future__ import annotations
@@ -72,11 +77,19 @@ def check_worker() -> str:
 
 # Checks apps add (name -> callable answering {item: word}); the kernel cannot import them.
 _registered: dict[str, Callable[[], dict[str, str]]] = {}
+# name -> which of its items only a platform admin sees by name (the others see totals).
+_private_items: dict[str, Callable[[str], bool]] = {}
 
 
-def health_check_register(name: str, check: Callable[[], dict[str, str]]) -> None:
-    """Add `checks.<name>` to /api/health: a word per item (e.g. per engine)."""
+def health_check_register(name: str, check: Callable[[], dict[str, str]], *,
+                          private_item: Callable[[str], bool] | None = None) -> None:
+    """Add `checks.<name>` to /api/health: a word per item (e.g. per engine). Items for which
+    `private_item(item)` is true are listed to platform admins only (module docstring)."""
     _registered[name] = check
+    if private_item is not None:
+        _private_items[name] = private_item
+    else:
+        _private_items.pop(name, None)
 
 
 def _registered_check(name: str, check: Callable[[], dict[str, str]]) -> dict[str, str]:
@@ -113,15 +126,17 @@ def _words(value) -> list[str]:
     return list(value.values()) if isinstance(value, dict) else [value]
 
 
+def _status_of(checks: dict) -> str:
+    healthy = all(word in HEALTHY for value in checks.values() for word in _words(value))
+    return "ok" if healthy else "degraded"
+
+
 @dataclass(frozen=True)
 class HealthReport:
     checks: dict  # check name -> its word, or {item: word} for a registered check
     warnings: list[str]  # configuration warnings, each a sentence saying what to set
-
-    @property
-    def status(self) -> str:
-        healthy = all(word in HEALTHY for value in self.checks.values() for word in _words(value))
-        return "ok" if healthy else "degraded"
+    status: str  # "ok" or "degraded", from every item (also those the report leaves out)
+    totals: dict  # check name -> {word: count} of the items left out (public report only)
 
     @property
     def serving(self) -> bool:
@@ -129,8 +144,31 @@ class HealthReport:
         return all(self.checks[name] != ERROR for name in SERVING_CHECKS)
 
 
-def health_report() -> HealthReport:
+def _public(name: str, value) -> tuple[dict | str, dict | None]:
+    """(what anyone may see of a check, the totals of what it leaves out or None)."""
+    private = _private_items.get(name)
+    if private is None or not isinstance(value, dict):
+        return value, None
+    shown, totals = {}, {}
+    for item, word in value.items():
+        if private(item):
+            totals[word] = totals.get(word, 0) + 1
+        else:
+            shown[item] = word
+    return shown, totals
+
+
+def health_report(*, detailed: bool = False) -> HealthReport:
+    """Every check; `detailed` (a platform admin) lists every item by name, else the items of
+    users are counted in `totals` only."""
     checks: dict = {"database": check_database(), "redis": check_redis(), "worker": check_worker()}
     for name, check in _registered.items():
         checks[name] = _registered_check(name, check)
-    return HealthReport(checks=checks, warnings=_registered_warnings())
+    status = _status_of(checks)
+    totals: dict = {}
+    if not detailed:
+        for name in list(checks):
+            checks[name], left_out = _public(name, checks[name])
+            if left_out is not None:
+                totals[name] = left_out
+    return HealthReport(checks=checks, warnings=_registered_warnings(), status=status, totals=totals)

@@ -1,8 +1,14 @@
-"""Prometheus metrics: request counts and latency per route.
+"""Prometheus metrics: request counts and latency per route, plus gauges apps contribute.
 
 `PrometheusMiddleware` (first in MIDDLEWARE) counts every request by method, route
 pattern (e.g. "api/agents/<uuid:agent_id>", never the raw path, so label sets stay
-bounded) and status.
+bounded) and status. Apps add gauges computed at scrape time with `register_gauge()`, from
+their AppConfig.ready() (the kernel's own: the periodic jobs' lateness, fleet.scheduler):
+
+    register_gauge("fleet_periodic_job_late", "...", late_jobs_gauge, labelnames=("job",))
+
+where the callable returns a number, or {("label value",): number, ...}. A gauge whose
+callable fails is left out of that scrape (and logged); the scrape goes on.
 
 `/metrics` serves the text format. Under gunicorn with several workers the counters are
 summed over the workers through PROMETHEUS_MULTIPROC_DIR, which fleet/gunicorn_conf.py sets
@@ -13,18 +19,26 @@ without one it is 404 unless METRICS_PUBLIC (the default only under DEBUG).
 from __future__ import annotations
 
 import hmac
+import logging
 import os
+import re
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import HttpResponse
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
+
+logger = logging.getLogger(__name__)
 
 UNMATCHED_ROUTE = "unmatched"
 API_NOT_FOUND_URL_NAME = "api-not-found"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 REQUESTS = Counter(
     "fleet_http_requests_total",
@@ -60,10 +74,58 @@ class PrometheusMiddleware:
         return response
 
 
+# --- Gauges contributed by apps, computed at scrape time --------------------------------------
+
+GaugeValue = float | Mapping[tuple[str, ...], float]
+
+
+@dataclass(frozen=True)
+class _Gauge:
+    name: str
+    documentation: str
+    collect: Callable[[], GaugeValue]
+    labelnames: tuple[str, ...]
+
+
+_gauges: dict[str, _Gauge] = {}
+
+
+def register_gauge(
+    name: str, documentation: str, collect: Callable[[], GaugeValue], *, labelnames: tuple[str, ...] = ()
+) -> None:
+    """Add (or replace, by name) a gauge whose value `collect()` computes at scrape time."""
+    if not _NAME.match(name) or not all(_NAME.match(label) for label in labelnames):
+        raise ValueError(f"{name!r} or its labels are not valid Prometheus names.")
+    _gauges[name] = _Gauge(name, documentation, collect, tuple(labelnames))
+
+
+class _AppGaugeCollector:
+    def collect(self):
+        for gauge in list(_gauges.values()):
+            try:
+                value = gauge.collect()
+                family = GaugeMetricFamily(gauge.name, gauge.documentation, labels=gauge.labelnames)
+                if isinstance(value, Mapping):
+                    for labels, number in value.items():
+                        family.add_metric([str(v) for v in labels], float(number))
+                else:
+                    family.add_metric([], float(value))
+            except Exception:  # one broken gauge must not break the scrape
+                logger.exception("Metrics gauge %s failed", gauge.name)
+                continue
+            yield family
+
+
+_app_gauges = _AppGaugeCollector()
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    REGISTRY.register(_app_gauges)
+
+
 def _registry() -> CollectorRegistry:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
+        registry.register(_app_gauges)
         return registry
     return REGISTRY
 

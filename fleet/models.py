@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 
 
@@ -32,3 +33,23 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} at {self.occurred_at:%Y-%m-%d %H:%M:%S}"
+
+
+class StreamLease(models.Model):
+    """A live stream a web process holds open for a user: a followed log, a chat turn, a
+    terminal, a relayed WebSocket (fleet.edge.streams). Counting a user's live leases caps what
+    one user may hold across every process; a process renews its own leases while it holds them,
+    so those of a process that died lapse by themselves."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)  # a family of streams with its own per-user cap
+    holder = models.CharField(max_length=80)  # the web process holding it (host:pid:start)
+    opened_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=("user", "kind", "expires_at"), name="fleet_stream_live")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} stream of {self.user_id} until {self.expires_at:%H:%M:%S}"

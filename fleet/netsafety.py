@@ -168,11 +168,36 @@ def resolve(host: str, port: int | None = None) -> list[IPAddress]:
     return addresses
 
 
-def check_host(host: str, port: int | None = None, *, allow_private: bool = False) -> list[IPAddress]:
+@lru_cache(maxsize=16)
+def networks_of(entries: tuple[str, ...]) -> tuple:
+    """("10.0.0.0/8", "fd00::/8") -> the networks; ValueError when one is malformed."""
+    return tuple(ipaddress.ip_network(entry.strip(), strict=False) for entry in entries if entry.strip())
+
+
+def _outside(ip: IPAddress, networks: tuple) -> bool:
+    candidates = {ip, _embedded_ipv4(ip)}
+    return not any(c.version == n.version and c in n for c in candidates for n in networks)
+
+
+def check_host(host: str, port: int | None = None, *, allow_private: bool = False,
+               within: tuple | None = None) -> list[IPAddress]:
     """Resolve `host` and return its addresses, or raise UnsafeTarget if any is refused.
 
     Every address must pass: a name with one public and one loopback record is refused.
+    `within` (networks_of()) narrows further: every address must also lie in one of those
+    networks, allow-listed or not (an operator's limit for one kind of target).
     """
+    addresses = _check_host(host, port, allow_private=allow_private)
+    if within is not None:
+        for ip in addresses:
+            if _outside(ip, within):
+                name = _normalise_host(host)
+                shown = name if name == str(ip) else f"{name!r} resolves to {ip}, which"
+                raise UnsafeTarget(f"The host {shown} is outside the networks allowed for it.")
+    return addresses
+
+
+def _check_host(host: str, port: int | None, *, allow_private: bool) -> list[IPAddress]:
     name = _normalise_host(host)
     if not name:
         raise UnsafeTarget("A host is required.")

@@ -11,16 +11,18 @@ Each setting is listed with its default in docs/configuration.md.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
-from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("FLEET_VAR_DIR", BASE_DIR / "var"))
+from fleet.paths import BASE_DIR, var_dir
+
+VAR_DIR = var_dir()
 
 env = environ.FileAwareEnv()
 
@@ -82,6 +84,7 @@ INSTALLED_APPS = [
     "fleet",
     "accounts",
     "workspaces",
+    "llm",  # below agents, which use it through selectors
     "agents",
     "agents.targets",
     "alerts",
@@ -174,13 +177,33 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": 0.1,
     }
+# Four queues, each served by a worker process type of its own (Procfile), so a burst of
+# deploys never delays a sampler tick, a sweep or an alert delivery (DESIGN 21): `provision`
+# (deploys and their readiness looks), `periodic` (beat's jobs: setup_periodic_tasks routes
+# them), `delivery` (alerts, channel replies) and `runtime`, the default (calls into agents'
+# runtimes). A worker started without -Q serves all four; `celery` is the queue of earlier
+# releases, drained by the runtime worker.
+CELERY_TASK_DEFAULT_QUEUE = "runtime"
+FLEET_QUEUES = ("provision", "runtime", "periodic", "delivery")
+PERIODIC_QUEUE = "periodic"
+CELERY_TASK_QUEUES = tuple(Queue(name) for name in FLEET_QUEUES)
+CELERY_TASK_ROUTES = {
+    "agents.tasks.provision_agent": {"queue": "provision"},
+    "agents.tasks.await_agent_ready": {"queue": "provision"},
+    "alerts.deliver*": {"queue": "delivery"},
+    "alerts.dispatch_deliveries": {"queue": "delivery"},
+    "channels.send_reply": {"queue": "delivery"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULER = "fleet.beat:DatabaseScheduler"  # django-celery-beat's, writing each send first
+# Beat writes a job's last_run_at at every send (its default: every 3 minutes), so
+# checks.scheduler of /api/health (fleet.scheduler) reads when each job was last sent.
+CELERY_BEAT_SYNC_EVERY = env.int("CELERY_BEAT_SYNC_EVERY", default=1)
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
@@ -197,6 +220,8 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE_API
 # Credential verifiers: fleet/api parses credentials, the owning apps verify them.
 FLEET_SESSION_TOKEN_VERIFIER = "accounts.tokens.principal_from_session_token"
 FLEET_API_KEY_VERIFIER = "workspaces.keys.principal_from_api_key"
+# What a ticket or a cookie names on a caller's behalf, read back and checked again (fleet.edge.websocket).
+FLEET_PRINCIPAL_READER = "workspaces.principals.principal_from_ref"
 
 PLATFORM_MODE = env.str("PLATFORM_MODE", default="selfhosted")
 if PLATFORM_MODE not in ("selfhosted", "paas"):
@@ -279,6 +304,17 @@ DOCKER_CONTAINER_LABELS = env.dict("DOCKER_CONTAINER_LABELS", default={})
 # address their gateway ports are published on (the control plane reaches them over the network).
 REMOTE_DOCKER_NETWORK_MODE = env.str("REMOTE_DOCKER_NETWORK_MODE", default="bridge")
 REMOTE_DOCKER_PUBLISH_ADDRESS = env.str("REMOTE_DOCKER_PUBLISH_ADDRESS", default="0.0.0.0")
+# Who may register personal Remote Docker hosts ("all" signed-in users, the contract's feature;
+# "admins": platform admins only), and the networks every address of a host (and of its agents'
+# gateways) must lie in, on top of the outbound rule (docs/configuration.md).
+REMOTE_HOSTS_ENABLED_FOR = env.str("REMOTE_HOSTS_ENABLED_FOR", default="all")
+if REMOTE_HOSTS_ENABLED_FOR not in ("all", "admins"):
+    raise ImproperlyConfigured("REMOTE_HOSTS_ENABLED_FOR must be 'all' or 'admins'.")
+REMOTE_HOST_ALLOWED_NETWORKS = env.list("REMOTE_HOST_ALLOWED_NETWORKS", default=["0.0.0.0/0", "::/0"])
+try:
+    [ipaddress.ip_network(_network.strip(), strict=False) for _network in REMOTE_HOST_ALLOWED_NETWORKS]
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"REMOTE_HOST_ALLOWED_NETWORKS: {_exc} (CIDRs, e.g. 10.0.0.0/8,fd00::/8).") from None
 # Provisioning: how long a new workload may take to answer its health check, and how often a
 # transient engine error is retried (backoff doubles from the base, at most 120 s).
 AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)
@@ -300,25 +336,63 @@ PROXMOX_VERIFY_TLS = env.str("PROXMOX_VERIFY_TLS", default="true")
 PROXMOX_TASK_TIMEOUT_SECONDS = env.float("PROXMOX_TASK_TIMEOUT_SECONDS", default=300)
 AGENT_PROVISION_MAX_RETRIES = env.int("AGENT_PROVISION_MAX_RETRIES", default=5)
 AGENT_PROVISION_RETRY_BACKOFF_SECONDS = env.float("AGENT_PROVISION_RETRY_BACKOFF_SECONDS", default=5)
+# The reconciler (agents.services.reconcile, a beat job every minute) takes over a
+# deploy whose job was lost: `queued` past AGENT_QUEUED_DEADLINE_SECONDS, `deploying` with no news
+# from its job for AGENT_PROVISION_DEADLINE_SECONDS (at least AGENT_READY_TIMEOUT_SECONDS +
+# AGENT_PROVISION_DEADLINE_MARGIN_SECONDS);
+# after AGENT_RECONCILE_MAX_TAKEOVERS takeovers the deploy ends in `error`.
+AGENT_QUEUED_DEADLINE_SECONDS = env.float("AGENT_QUEUED_DEADLINE_SECONDS", default=300)
+AGENT_PROVISION_DEADLINE_SECONDS = env.float("AGENT_PROVISION_DEADLINE_SECONDS", default=600)
+AGENT_PROVISION_DEADLINE_MARGIN_SECONDS = env.float("AGENT_PROVISION_DEADLINE_MARGIN_SECONDS", default=300)
+AGENT_RECONCILE_MAX_TAKEOVERS = env.int("AGENT_RECONCILE_MAX_TAKEOVERS", default=3)
+# An adopted runtime's first handshake (agents.handshake.first, published at adoption): tries
+# again this many times while the runtime cannot be reached (1, 2, 4... s, at most 30 s apart).
+ADOPTED_HANDSHAKE_RETRIES = env.int("ADOPTED_HANDSHAKE_RETRIES", default=8)
+# How long POST /api/agents/deploy remembers an Idempotency-Key (agents.services.idempotency).
+IDEMPOTENCY_KEY_TTL_HOURS = env.int("IDEMPOTENCY_KEY_TTL_HOURS", default=24)
+# A usage event dated further back than this counts as received now (agents.usage.services).
+USAGE_MAX_AGE_DAYS = env.int("USAGE_MAX_AGE_DAYS", default=35)
 # Agent files, export and migration (agents.files): the largest file read or written through
 # the API, the largest bundle uploaded, its state's largest unpacked size, and where drafts wait.
 AGENT_FILE_MAX_BYTES = env.int("AGENT_FILE_MAX_BYTES", default=5 * 1024 * 1024)
 # An export asks the engine again when its archive of the state was cut short (a running
 # runtime rewrote a file while it was read), at most this many times in all.
 AGENT_EXPORT_ATTEMPTS = env.int("AGENT_EXPORT_ATTEMPTS", default=3)
-# Logs (agents.logs): a followed log (server-sent events) ends after this long, below gunicorn's
-# 90 s worker timeout, and the browser reconnects; a heartbeat comment when quiet.
-LOGS_FOLLOW_SECONDS = env.float("LOGS_FOLLOW_SECONDS", default=55)
+# Logs (agents.logs): a followed log (server-sent events, on the event loop) ends after this long
+# and the browser reconnects where it left off; a heartbeat comment when quiet.
+LOGS_FOLLOW_SECONDS = env.float("LOGS_FOLLOW_SECONDS", default=1800)
 LOGS_HEARTBEAT_SECONDS = env.float("LOGS_HEARTBEAT_SECONDS", default=15)
+# Live streams (fleet.edge.streams): what one user may hold at once across every web process
+# (followed logs and chat turns; terminals), and what one web process holds in all.
+STREAM_LIMIT_PER_USER = env.int("STREAM_LIMIT_PER_USER", default=4)
+TERMINAL_LIMIT_PER_USER = env.int("TERMINAL_LIMIT_PER_USER", default=3)
+STREAM_LIMIT_TOTAL = env.int("STREAM_LIMIT_TOTAL", default=2000)
+# Terminals (agents.terminal): one with neither input nor output for this long is closed; the
+# caller's session and access are checked again (and the session's record vouched for) this often.
+TERMINAL_IDLE_SECONDS = env.float("TERMINAL_IDLE_SECONDS", default=900)
+TERMINAL_RECHECK_SECONDS = env.float("TERMINAL_RECHECK_SECONDS", default=60)
 MIGRATION_BUNDLE_MAX_BYTES = env.int("MIGRATION_BUNDLE_MAX_BYTES", default=200 * 1024 * 1024)
 MIGRATION_STATE_MAX_BYTES = env.int("MIGRATION_STATE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 MIGRATION_DRAFTS_DIR = env.str("MIGRATION_DRAFTS_DIR", default=str(BASE_DIR / "var" / "migration-drafts"))
 MIGRATION_DRAFT_TTL_HOURS = env.float("MIGRATION_DRAFT_TTL_HOURS", default=24)
+# Bounds on an uploaded bundle's walk (agents.files.bundle_walk, issue 28): an extended tar header
+# (PAX, GNU long name) Fleet writes is a path of a few KB; an export's state holds thousands of
+# files, not hundreds of thousands; gzip of real state rarely passes 100:1 (zeros reach 1000:1).
+MIGRATION_BUNDLE_MAX_HEADER_BYTES = env.int("MIGRATION_BUNDLE_MAX_HEADER_BYTES", default=64 * 1024)
+MIGRATION_BUNDLE_MAX_ENTRIES = env.int("MIGRATION_BUNDLE_MAX_ENTRIES", default=20_000)
+MIGRATION_BUNDLE_MAX_RATIO = env.float("MIGRATION_BUNDLE_MAX_RATIO", default=100)
+MIGRATION_BUNDLE_RATIO_AFTER_BYTES = env.int("MIGRATION_BUNDLE_RATIO_AFTER_BYTES", default=16 * 1024 * 1024)
+# Per user: uploads (each is a walk of up to 200 MB) and the drafts kept on disk for the TTL.
+MIGRATION_UPLOAD_RATE_PER_USER = env.str("MIGRATION_UPLOAD_RATE_PER_USER", default="10/1h")
+MIGRATION_DRAFTS_MAX_PER_USER = env.int("MIGRATION_DRAFTS_MAX_PER_USER", default=5)
+MIGRATION_DRAFTS_MAX_BYTES_PER_USER = env.int("MIGRATION_DRAFTS_MAX_BYTES_PER_USER", default=1024 * 1024 * 1024)
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 # Integrations: provider endpoints overriding the catalog's, JSON
 # {"<provider>": {"api": URL, "authorize": URL, "token": URL}} (loopback fakes, private gateways),
 # and how long an OAuth authorization may take between start and callback.
 INTEGRATION_ENDPOINTS = env.json("INTEGRATION_ENDPOINTS", default={})
+# Model provider base URLs overriding the catalog's: {"<provider>": "<base URL>"} (llm.providers).
+LLM_PROVIDER_ENDPOINTS = env.json("LLM_PROVIDER_ENDPOINTS", default={})
 OAUTH_STATE_TTL_SECONDS = env.int("OAUTH_STATE_TTL_SECONDS", default=600)
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")
@@ -350,21 +424,43 @@ OPENCLAW_CHANNEL_PLUGIN_PATHS = env.dict(
     "OPENCLAW_CHANNEL_PLUGIN_PATHS",
     default={name: f"/opt/openclaw/node_modules/@openclaw/{name}" for name in ("whatsapp", "feishu", "zalouser")},
 )
-# The host gateway UI URLs name; empty: the engine's host. Never the control plane's own host:
-# cookies ignore ports, so a gateway UI there would receive the session cookie.
-GATEWAY_PUBLIC_HOST = env.str("GATEWAY_PUBLIC_HOST", default="")
+# The gateway proxy (agents.proxy): each agent's UI on its own origin, `<agent-id>.<domain>`
+# (with the port browsers use); empty: gw.localhost:<FLEET_PORT> (browsers resolve *.localhost to
+# loopback; production uses a wildcard name, TLS and this setting). How long a browser stays
+# signed into an agent's UI, how many of its WebSockets one user may hold, and how often a held
+# one checks its holder may still operate the agent.
+GATEWAY_PROXY_DOMAIN = env.str("GATEWAY_PROXY_DOMAIN", default="")
+GATEWAY_PROXY_COOKIE_HOURS = env.float("GATEWAY_PROXY_COOKIE_HOURS", default=8)
+GATEWAY_PROXY_SOCKETS_PER_USER = env.int("GATEWAY_PROXY_SOCKETS_PER_USER", default=16)
+GATEWAY_PROXY_RECHECK_SECONDS = env.float("GATEWAY_PROXY_RECHECK_SECONDS", default=60)
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")  # when set, /metrics needs "Authorization: Bearer <token>"
 # Without a token /metrics answers 404 unless this is true (the default under DEBUG only).
 METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=DEBUG)
 
 # Rate limits beyond the contract's (security review): "<count>/<n><s|m|h|d>".
+# Where a sign-in without `next` lands (Django's default, /accounts/profile/, does not exist).
+LOGIN_URL = "/admin/login/"
+LOGIN_REDIRECT_URL = "/admin/"
 ADMIN_LOGIN_RATE_PER_IP = env.str("ADMIN_LOGIN_RATE_PER_IP", default="20/15m")
 ADMIN_LOGIN_RATE_PER_ACCOUNT = env.str("ADMIN_LOGIN_RATE_PER_ACCOUNT", default="10/15m")
 MEMBER_ADD_RATE_PER_USER = env.str("MEMBER_ADD_RATE_PER_USER", default="30/1h")
 MEMBER_ADD_RATE_PER_WORKSPACE = env.str("MEMBER_ADD_RATE_PER_WORKSPACE", default="60/1h")
+# How long an invitation to a workspace (what adding a member makes) waits to be accepted.
+WORKSPACE_INVITATION_DAYS = env.int("WORKSPACE_INVITATION_DAYS", default=7)
 ALERT_TEST_RATE_PER_RULE = env.str("ALERT_TEST_RATE_PER_RULE", default="5/10m")
 ALERT_TEST_RATE_PER_USER = env.str("ALERT_TEST_RATE_PER_USER", default="30/1h")
+DEPLOY_RATE_PER_USER = env.str("DEPLOY_RATE_PER_USER", default="30/1m")
+USAGE_REPORT_RATE_PER_AGENT = env.str("USAGE_REPORT_RATE_PER_AGENT", default="300/1m")
+# Remote Docker hosts: connection tests, and registrations or changes of how a host is reached
+# (address, user, credentials), per acting user and per target address (host:port, whoever's row).
+REMOTE_HOST_TEST_RATE_PER_USER = env.str("REMOTE_HOST_TEST_RATE_PER_USER", default="20/1h")
+REMOTE_HOST_TEST_RATE_PER_ADDRESS = env.str("REMOTE_HOST_TEST_RATE_PER_ADDRESS", default="5/15m")
+REMOTE_HOST_CHANGE_RATE_PER_USER = env.str("REMOTE_HOST_CHANGE_RATE_PER_USER", default="20/1h")
+REMOTE_HOST_CHANGE_RATE_PER_ADDRESS = env.str("REMOTE_HOST_CHANGE_RATE_PER_ADDRESS", default="10/1h")
 ALERT_TEST_RECIPIENTS_PER_HOUR = env.int("ALERT_TEST_RECIPIENTS_PER_HOUR", default=100)
+# Alert deliveries (alerts.services.delivery): the wait before each retry after a failed attempt,
+# in seconds; one attempt more than there are steps. The fault tests shorten them.
+ALERT_RETRY_DELAYS_SECONDS = env.list("ALERT_RETRY_DELAYS_SECONDS", cast=float, default=[10, 60, 300, 1800, 7200])
 
 # --- Email ----------------------------------------------------------------------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")

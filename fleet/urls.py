@@ -16,6 +16,7 @@ api_patterns = [
     path("health", HealthView.as_view(), name="health"),
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
+    path("", include("llm.urls")),
     path("", include("agents.urls")),
     path("", include("agents.targets.urls")),
     path("", include("alerts.urls")),

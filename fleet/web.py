@@ -1,4 +1,4 @@
-"""The `web` process (Procfile): Fleet's WSGI application under granian.
+"""The `web` process (Procfile): Fleet's ASGI application (fleet.asgi) under granian.
 
     python -m fleet.web --host 127.0.0.1 --port 8000 --workers 2 [other granian options]
 
@@ -9,8 +9,10 @@ every answer; on 2 cores with 2 workers that is about 1.5 to 2 times the request
 the small authenticated routes and a third less web CPU per request, for a few MB more memory.
 gunicorn still runs the same application (fleet/gunicorn_conf.py) for anyone who prefers it.
 
-Each worker runs one request at a time (one blocking thread: one database connection per
-worker, as with sync workers); a worker that dies is started again. Prometheus counters of the
+Each worker serves its requests on an event loop: streams and WebSockets wait there without a
+thread, and every synchronous view runs in the worker's one Django thread, one request at a
+time (one database connection per worker, as with sync workers; fleet.edge.wsgi). A worker
+that dies is started again. Prometheus counters of the
 workers are summed through PROMETHEUS_MULTIPROC_DIR, emptied here once before the workers start
 (what gunicorn_conf's on_starting does), and a respawned worker drops the live gauges of the
 dead ones (`worker_application`).
@@ -30,14 +32,16 @@ import shutil
 import sys
 from pathlib import Path
 
-DEFAULT_METRICS_DIR = Path(__file__).resolve().parent.parent / "var" / "prometheus"
+from fleet.paths import var_dir
+
 APPLICATION = "fleet.web:worker_application"  # a factory, called in each worker
-DEFAULTS = ("--interface", "wsgi", "--blocking-threads", "1", "--no-ws", "--respawn-failed-workers", "--factory")
+DEFAULTS = ("--interface", "asgi", "--respawn-failed-workers", "--factory")
 
 
 def prepare_metrics_dir() -> Path:
-    """PROMETHEUS_MULTIPROC_DIR (var/prometheus unless set), emptied: call before any worker starts."""
-    path = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(DEFAULT_METRICS_DIR)))
+    """PROMETHEUS_MULTIPROC_DIR (the installation's var/prometheus unless set), emptied: call
+    before any worker starts."""
+    path = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(var_dir() / "prometheus")))
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -74,10 +78,12 @@ def preload_application() -> None:
     from django.db import connections
     from django.urls import get_resolver
 
-    from fleet.wsgi import application
+    from fleet.asgi import django_application
 
     get_resolver().url_patterns  # noqa: B018 - imports every URLconf, view and serializer
-    _warm_up(application)
+    # Through Django's WSGI handler directly: the edge's Django thread must not start before
+    # the fork (a thread never survives one).
+    _warm_up(django_application)
     connections.close_all()
     caches.close_all()
     gc.collect()
@@ -105,7 +111,7 @@ def _warm_up(application) -> None:
 def worker_application():
     """granian's target in each worker (`--factory`): the preloaded application, after the
     clean-up a respawned worker owes its dead predecessor."""
-    from fleet.wsgi import application
+    from fleet.asgi import application
 
     forget_dead_workers()
     return application

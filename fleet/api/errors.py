@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 import re
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -30,7 +32,9 @@ STATUS_OF: dict[type[errors.FleetError], int] = {
     errors.NotFound: 404,
     errors.Conflict: 409,
     errors.PayloadTooLarge: 413,
+    errors.TooManyRequests: 429,
     errors.UpstreamFailure: 502,
+    errors.Unavailable: 503,
 }
 
 
@@ -101,9 +105,27 @@ def domain_error_response(error: errors.FleetError, headers: dict | None = None)
     return Response(error_body(message, error.code, fields), status=status, headers=headers)
 
 
+# What a database that is restarting or unreachable raises (also on the connection a restart
+# broke, found by the first request after it): the same request may succeed in a moment.
+DATABASE_AWAY = (OperationalError, InterfaceError)
+
+
+def database_away(exc: BaseException, request) -> errors.DatabaseUnavailable | None:
+    """The 503 for a database that is away, logged as a warning (an outage, not a bug)."""
+    if not isinstance(exc, DATABASE_AWAY):
+        return None
+    logger.warning("The database could not be reached on %s %s: %s", request.method, request.path, exc)
+    return errors.DatabaseUnavailable()
+
+
 def api_exception_handler(exc, context):
     """DRF exception handler: every error leaves in the one body shape."""
-    if isinstance(exc, Http404):
+    request = context.get("request")
+    if request is not None:
+        exc = database_away(exc, request) or exc
+    # A row another request removed between this one's read and its lock (two DELETEs at once)
+    # is gone, as a 404 says: never a 500.
+    if isinstance(exc, (Http404, ObjectDoesNotExist)):
         exc = errors.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = errors.Forbidden()

@@ -24,6 +24,25 @@ def without_control_or_bidi(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cc" and ch not in BIDI_CONTROLS)
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class StrippedNameField(serializers.Field):
+    """A JSON string whose control characters (NUL included) and bidi controls are dropped, as
+    the contract says of names such as the deploy name. The input layer lets a NUL through to
+    such a field (fleet.api.parsers), since this rule removes it; the service then trims and
+    checks the length."""
+
+    strips_controls = True
+    default_error_messages = {"invalid": "A string is required."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return without_control_or_bidi(data)
+
+    def to_representation(self, value):
+        return value
+
+
 class StrictCharField(serializers.CharField):
     """A CharField that refuses numbers and booleans, and drops control and bidi characters."""
 

@@ -6,7 +6,7 @@ import logging
 
 from django.conf import settings
 
-from .errors import json_error
+from .errors import database_away, json_error
 
 logger = logging.getLogger("fleet.api")
 proxy_logger = logging.getLogger("fleet.proxy")
@@ -27,6 +27,9 @@ class ApiErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_api_request(request):
             return None
+        away = database_away(exception, request)  # outside DRF's views: a middleware's query
+        if away is not None:
+            return json_error(away.message, away.code, 503)
         logger.exception("Unhandled error on %s %s", request.method, request.path)
         return json_error("Internal server error.", "server_error", 500)
 

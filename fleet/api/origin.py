@@ -42,14 +42,19 @@ def allowed_origins(request) -> set[str]:
     return trusted | ({own} if own else set())
 
 
+def origin_allowed(request, origin: str) -> bool:
+    """Whether `origin` (an Origin header's value) is this site's own origin or a trusted one."""
+    claimed = _origin_of(origin) if origin and origin != "null" else None
+    return claimed is not None and claimed in allowed_origins(request)
+
+
 def is_same_origin(request) -> bool:
     meta = request.META
     origin = meta.get("HTTP_ORIGIN") or ""
     if origin:
-        claimed = None if origin == "null" else _origin_of(origin)
-    else:
-        referer = meta.get("HTTP_REFERER") or ""
-        claimed = _origin_of(referer) if referer else None
+        return origin_allowed(request, origin)
+    referer = meta.get("HTTP_REFERER") or ""
+    claimed = _origin_of(referer) if referer else None
     return claimed is not None and claimed in allowed_origins(request)
 
 

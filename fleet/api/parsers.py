@@ -3,7 +3,9 @@
 
 - numbers: a literal of more than MAX_NUMBER_CHARS characters, an integer outside a signed
   64-bit column, and NaN/Infinity (not JSON);
-- NUL characters in any string or key (PostgreSQL text cannot hold them);
+- NUL characters in any string or key (PostgreSQL text cannot hold them), except in the
+  top-level fields a route's input drops control characters from (`control_stripped_fields`
+  of the view: fleet.api.fields.StrippedNameField), whose own rule removes them;
 - nesting deeper than MAX_DEPTH (and whatever would exhaust the decoder's recursion);
 - ISO 8601 date-times that cannot be moved to UTC (year 1 or 9999 with an offset).
 
@@ -69,8 +71,9 @@ def _check_string(value: str) -> None:
                 raise BadInput("A date-time is outside the calendar once moved to UTC.") from None
 
 
-def check_value(value, depth: int = 0) -> None:
-    """Walk a decoded JSON value, refusing what the decoder hooks cannot see."""
+def check_value(value, depth: int = 0, *, stripped: frozenset[str] = frozenset()) -> None:
+    """Walk a decoded JSON value, refusing what the decoder hooks cannot see. `stripped` names
+    top-level keys whose string values may hold NUL: their field drops control characters."""
     if depth > MAX_DEPTH:
         raise BadInput(f"The body is nested more than {MAX_DEPTH} levels deep.")
     if isinstance(value, str):
@@ -78,18 +81,20 @@ def check_value(value, depth: int = 0) -> None:
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_string(key)
+            if depth == 0 and key in stripped and isinstance(item, str):
+                continue
             check_value(item, depth + 1)
     elif isinstance(value, list):
         for item in value:
             check_value(item, depth + 1)
 
 
-def loads(text: str | bytes):
+def loads(text: str | bytes, *, stripped: frozenset[str] = frozenset()):
     try:
         value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except RecursionError:
         raise BadInput(f"The body is nested more than {MAX_DEPTH} levels deep.") from None
-    check_value(value)
+    check_value(value, stripped=stripped)
     return value
 
 
@@ -102,8 +107,10 @@ class SafeJSONParser(JSONParser):
             text = stream.read().decode(encoding)
         except UnicodeDecodeError:
             raise BadInput("The body is not valid JSON text.") from None
+        view = (parser_context or {}).get("view")
+        stripped = frozenset(getattr(view, "control_stripped_fields", ()))
         try:
-            return loads(text)
+            return loads(text, stripped=stripped)
         except ValueError:  # JSONDecodeError and int() of a digit string past Python's limit
             raise BadInput("Malformed JSON request body.") from None
 

@@ -20,6 +20,7 @@
   API key in X-Api-Key / X-Service-Api-Key.
 """
 
+import inspect
 import re
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -67,6 +68,13 @@ class FleetAutoSchema(AutoSchema):
 
     def get_description(self):
         return ""  # only an explicit extend_schema(description=...) describes an operation
+
+    def get_summary(self):
+        """An explicit extend_schema(summary=...) wins (drf-spectacular applies it over this);
+        else the first paragraph of the handler's docstring: the route's one-line statement."""
+        handler = getattr(self.view, self.method.lower(), None)
+        doc = inspect.getdoc(handler) if handler is not None else None
+        return " ".join(doc.split("\n\n", 1)[0].split()) if doc else None
 
     def _get_response_bodies(self, direction="response"):
         serializers = self.get_response_serializers()

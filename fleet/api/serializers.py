@@ -10,6 +10,7 @@ renderer (orjson) as they are, so a timestamp is written as isoformat() (`+00:00
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 
 from rest_framework import serializers
 
@@ -46,3 +47,19 @@ class FlatOutput:
                 return template  # nested: no sharing
             cls._flat_output_fields = template
         return {name: copy.copy(field) for name, field in template.items()}
+
+
+def valid_part(serializer: serializers.Serializer) -> dict:
+    """The fields of an invalid input body that passed their own checks, as validated values:
+    what a route's further rules can still judge, so one answer names every bad field."""
+    if not isinstance(serializer.initial_data, Mapping) or "non_field_errors" in serializer.errors:
+        return {}  # not an object at all: no field to judge
+    values = {}
+    for name, field in serializer.fields.items():
+        if name in serializer.errors or field.read_only:
+            continue
+        raw = field.get_value(serializer.initial_data)
+        if raw is serializers.empty:
+            continue
+        values[field.source] = field.run_validation(raw)
+    return values

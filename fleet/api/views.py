@@ -34,9 +34,16 @@ class ApiView(APIView):
     # unless public, 404 with path parameters, 413/415 with a body, 429 when throttled), for the
     # OpenAPI document (fleet.api.schema): (409, 502), or per method {"POST": (409,)}.
     documented_errors: tuple[int, ...] | Mapping[str, tuple[int, ...]] = ()
+    # Top-level body fields whose control characters the route's input drops (names, as the
+    # contract says): the input layer lets a NUL through to them. Taken from the fields of the
+    # view's InputSerializer that say so (fleet.api.fields.StrippedNameField).
+    control_stripped_fields: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        declared = getattr(getattr(cls, "InputSerializer", None), "_declared_fields", {})
+        cls.control_stripped_fields = tuple(
+            name for name, field in declared.items() if getattr(field, "strips_controls", False))
         handled = {
             name.upper() for name in cls.http_method_names
             if name not in ("head", "options") and callable(getattr(cls, name, None))

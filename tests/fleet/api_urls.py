@@ -1,5 +1,6 @@
 """A test-only URLconf exercising the kernel's API plumbing (tests/fleet/test_api_*.py)."""
 
+from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.urls import include, path, re_path
 from rest_framework import serializers
@@ -55,6 +56,15 @@ class MissingApi(ApiView):
         raise Http404("no such row")
 
 
+class RemovedMeanwhileApi(ApiView):
+    """A row found, then gone when the view locks it (another request deleted it meanwhile)."""
+
+    access = {"GET": PUBLIC}
+
+    def get(self, request):
+        return Response({"email": get_user_model().objects.get(pk=0).email})
+
+
 class TwoPerMinute(IPRateThrottle):
     scope = "test_two_per_minute"
     rate = "2/1m"
@@ -75,6 +85,7 @@ api_patterns = [
     path("boom", BoomApi.as_view()),
     path("conflict", ConflictApi.as_view()),
     path("missing", MissingApi.as_view()),
+    path("removed-meanwhile", RemovedMeanwhileApi.as_view()),
     path("throttled", ThrottledApi.as_view()),
     re_path(r"^.*$", api_not_found),
 ]

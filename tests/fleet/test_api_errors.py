@@ -63,6 +63,13 @@ def test_a_django_404_inside_a_view_is_the_json_not_found(client):
     assert response.json() == {"error": "Not found.", "code": "not_found"}
 
 
+def test_a_row_removed_by_another_request_is_the_json_not_found(client):
+    # Two DELETEs of one Kubernetes cluster at once: the second locked a row that was gone.
+    response = client.get("/api/removed-meanwhile")
+    assert response.status_code == 404
+    assert response.json() == {"error": "Not found.", "code": "not_found"}
+
+
 def test_an_unknown_route_is_the_json_not_found(client):
     response = client.post("/api/nothing/here", {}, format="json")
     assert response.status_code == 404

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import wait_until
+from tests.support import free_loopback_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,12 +30,6 @@ def _gunicorn(port: int) -> list[str]:
             "--bind", f"127.0.0.1:{port}", "--workers", "2", "--no-control-socket"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _get(url: str) -> str | None:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -47,7 +40,7 @@ def _get(url: str) -> str | None:
 
 @pytest.fixture(params=[_procfile_web, _gunicorn], ids=["procfile", "gunicorn"])
 def server(request, tmp_path):
-    port = _free_port()
+    port = free_loopback_port()
     metrics_dir = tmp_path / "prometheus"
     metrics_dir.mkdir()
     (metrics_dir / "stale.db").write_bytes(b"left by an earlier run")

@@ -30,7 +30,9 @@ def test_it_answers_ok_when_database_redis_and_worker_are_fine(api_client, redis
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok", "engines": {"docker": "unknown"}},
+        "status": "ok",
+        "checks": {"database": "ok", "redis": "ok", "worker": "ok", "engines": {"docker": "unknown"}, "scheduler": {}},
+        "totals": {"engines": {}},
         "warnings": [],
     }
 
@@ -41,7 +43,9 @@ def test_a_worker_that_never_reported_degrades_the_status_but_keeps_200(api_clie
     assert response.status_code == 200
     assert response.json() == {
         "status": "degraded",
-        "checks": {"database": "ok", "redis": "ok", "worker": "missing", "engines": {"docker": "unknown"}},
+        "checks": {"database": "ok", "redis": "ok", "worker": "missing", "engines": {"docker": "unknown"},
+                   "scheduler": {}},
+        "totals": {"engines": {}},
         "warnings": [],
     }
 
@@ -63,7 +67,9 @@ def test_redis_not_configured_counts_as_ok(api_client, settings):
     assert response.status_code == 200
     assert response.json() == {
         "status": "ok",
-        "checks": {"database": "ok", "redis": "not_configured", "worker": "ok", "engines": {"docker": "unknown"}},
+        "checks": {"database": "ok", "redis": "not_configured", "worker": "ok", "engines": {"docker": "unknown"},
+                   "scheduler": {}},
+        "totals": {"engines": {}},
         "warnings": [],
     }
 
@@ -100,7 +106,7 @@ def test_it_is_public_and_ignores_a_bad_credential(api_client):
     api_client.credentials(HTTP_AUTHORIZATION="Bearer not-a-token", HTTP_X_API_KEY="fk_nope")
     response = api_client.get("/api/health")
     assert response.status_code in (200, 503)
-    assert set(response.json()) == {"status", "checks", "warnings"}
+    assert set(response.json()) == {"status", "checks", "totals", "warnings"}
 
 
 def test_other_methods_get_the_json_405_body(api_client):

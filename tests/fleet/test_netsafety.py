@@ -1,11 +1,11 @@
 import ipaddress
-import socket
 
 import pytest
 import requests
 from django.core.exceptions import ImproperlyConfigured
 
 from fleet.netsafety import UnsafeTarget, check_host, check_url, parse_port_ranges, port_allowed, safe_session
+from tests.infra.dns import dns_answers
 
 from .loopback_http import LoopbackServer
 
@@ -33,21 +33,8 @@ def tls_server(tmp_path_factory):
 
 @pytest.fixture
 def fake_dns(monkeypatch):
-    """Answers for made-up names (the resolver on this machine is off limits); the rest is real."""
-    answers: dict[str, list[list[str]]] = {}
-    real = socket.getaddrinfo
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host in answers:
-            queue = answers[host]
-            addresses = queue.pop(0) if len(queue) > 1 else queue[0]
-            if not addresses:
-                raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-            return [a for ip in addresses for a in real(ip, port, *args, **kwargs)]
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return answers
+    """Answers for made-up names (tests.infra.dns); the rest is real."""
+    return dns_answers(monkeypatch)
 
 
 # --- check_host -------------------------------------------------------------------------

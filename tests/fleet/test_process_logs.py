@@ -1,4 +1,4 @@
-"""`make run`'s processes (the Procfile's web, worker, beat and gateway under honcho, through
+"""`make run`'s processes (the Procfile's web, its four workers, beat and gateway under honcho, through
 fleet.processes, on the embedded broker), run for real for a beat cycle: idle they print nothing
 at the default level, a request warning is printed once, the web process listens on loopback,
 and Ctrl-C ends every process cleanly (rc=0, no ERROR line, nothing killed)."""
@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,20 +19,16 @@ from django.core.management import call_command
 from django.db import connection
 
 from bench.__main__ import database_url
-from tests.support import wait_until
+from tests.support import free_loopback_port, make_run_processes, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parents[2]
 IDLE_SECONDS = 32  # beat's 10 s and 30 s jobs all come due at least once
 # The last start-up line of each process.
-STARTED = ("Started worker-", "celery@", "maxinterval ->", "Gateway listener shard")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+STARTED = ("Started worker-", "runtime@", "provision@", "periodic@", "delivery@", "maxinterval ->",
+           "Gateway listener shard")
+PROCESSES = make_run_processes()
 
 
 def _lines(log: Path) -> list[str]:
@@ -42,7 +37,7 @@ def _lines(log: Path) -> list[str]:
 
 def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, docker_engine_url):
     call_command("setup_periodic_tasks", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    port = _free_port()
+    port = free_loopback_port()
     bin_dir = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -54,13 +49,14 @@ def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, 
         # tests); its worker takes about 7 s to stop, which fleet.processes leaves it.
         "REDIS_URL": "", "CELERY_BROKER_URL": "", "FLEET_VAR_DIR": str(tmp_path),
         "DOCKER_HOST": docker_engine_url, "WORKER_CONCURRENCY": "2",
+        "PROVISION_CONCURRENCY": "1", "PERIODIC_CONCURRENCY": "1", "DELIVERY_CONCURRENCY": "1",
     }
     env.pop("LOG_LEVEL", None)
     env.pop("BIND_ADDRESS", None)
     log = tmp_path / "honcho.log"
     with open(log, "w") as out:
         honcho = subprocess.Popen(  # as make run starts them
-            [sys.executable, "-m", "fleet.processes", "start", "web", "worker", "beat", "gateway"], cwd=ROOT, env=env,
+            [sys.executable, "-m", "fleet.processes", "start", *PROCESSES], cwd=ROOT, env=env,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,  # a terminal of its own
         )
     try:
@@ -92,4 +88,4 @@ def test_idle_is_quiet_a_warning_prints_once_and_ctrl_c_stops_cleanly(tmp_path, 
     assert not [line for line in lines if "ERROR" in line or "Traceback" in line], text
     assert "SIGKILL" not in text, text
     stopped = re.findall(r"(\w+)\.1 stopped \(rc=(-?\d+)\)", text)
-    assert sorted(stopped) == [("beat", "0"), ("gateway", "0"), ("web", "0"), ("worker", "0")], text
+    assert sorted(stopped) == sorted((name, "0") for name in PROCESSES), text

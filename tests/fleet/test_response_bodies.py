@@ -21,4 +21,5 @@ def test_health(api_client, settings):
 
     assert_body(api_client.get("/api/health"),
                 {"status": "ok", "checks": {"database": "ok", "redis": "ok", "worker": "ok",
-                                           "engines": {"docker": "unknown"}}, "warnings": []})
+                                           "engines": {"docker": "unknown"}, "scheduler": {}},
+                 "totals": {"engines": {}}, "warnings": []})

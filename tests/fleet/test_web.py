@@ -29,7 +29,7 @@ def test_a_dead_workers_live_gauges_are_dropped_and_the_living_ones_kept(tmp_pat
 
 
 def test_each_worker_gets_the_preloaded_application_after_cleaning_up(tmp_path, monkeypatch):
-    from fleet.wsgi import application
+    from fleet.asgi import application
 
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     dead = 2**22 + 54321

@@ -35,6 +35,8 @@ class FieldReport:
 
 class Command(BaseCommand):
     help = "Re-encrypt every encrypted model field under the primary key of FLEET_ENCRYPTION_KEYS."
+    # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=500, help="Rows per transaction (default 500).")

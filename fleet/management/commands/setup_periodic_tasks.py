@@ -5,7 +5,8 @@ differs, so a re-run changes nothing. Rows this command wrote carry MANAGED_MARK
 their description; such a row whose job is no longer declared is disabled (kept, with
 its history, for the operator to delete). Rows made by hand in the admin are left alone.
 Each row gets `expire_seconds` (default: one interval) so beat drops a late tick instead
-of letting a backlog pile up behind a stopped worker.
+of letting a backlog pile up behind a stopped worker, and the `periodic` queue (PERIODIC_QUEUE),
+so a burst of other work never delays a tick.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 
 from django.apps import apps
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
@@ -64,6 +66,7 @@ def _desired_fields(job: PeriodicJob) -> dict:
         "kwargs": json.dumps(job.kwargs, sort_keys=True),
         "expires": None,
         "expire_seconds": max(1, int(expires)),
+        "queue": settings.PERIODIC_QUEUE,  # served by the Procfile's `periodic` worker alone
         "enabled": True,
         "description": f"{MANAGED_MARKER} Declared in code; edits here are overwritten at release.",
     }
@@ -71,6 +74,8 @@ def _desired_fields(job: PeriodicJob) -> dict:
 
 class Command(BaseCommand):
     help = "Create, update or disable the celery-beat rows of the periodic jobs declared by the apps."
+    # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
+    requires_system_checks = []
 
     @transaction.atomic
     def handle(self, *args, **options):
