@@ -8,14 +8,14 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from fleet.api.authentication import read_credential
-from fleet.api.fields import RawStringField, StrictCharField
+from fleet.api.fields import StrictCharField
 from fleet.api.origin import is_same_origin
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView
 from fleet.errors import FleetError, Forbidden, InvalidCredentials, NotAuthenticated
 
-from . import provider_keys, services
+from . import services
 from .avatars import avatar_problem
 from .cookies import session_cookie_clear, session_cookie_set
 from .oauth import GITHUB, PROVIDERS, provider_identity
@@ -24,7 +24,6 @@ from .serializers import (
     BootstrapStatusOut,
     OAuthLoginOut,
     ProfileOut,
-    ProviderKeyOut,
     SessionTokenOut,
     SignupOut,
     UserOut,
@@ -33,7 +32,6 @@ from .throttles import LoginThrottle, OAuthLoginThrottle, SignupBurstThrottle, S
 from .tokens import principal_from_session_token, session_token_issue, sessions_revoke, user_from_session_token
 
 MAX_PROVIDER_TOKEN_LENGTH = 8192
-MIN_PROVIDER_KEY_LENGTH, MAX_PROVIDER_KEY_LENGTH = 8, 512
 
 
 def _password_field(**kwargs) -> serializers.CharField:
@@ -46,6 +44,7 @@ class BootstrapStatusApi(PublicApiView):
 
     @extend_schema(responses=BootstrapStatusOut)
     def get(self, request):
+        """Whether the installation still needs its first platform admin."""
         return Response(BootstrapStatusOut(bootstrap_status()).data)
 
 
@@ -61,6 +60,7 @@ class SignupApi(PublicApiView):
 
     @extend_schema(request=InputSerializer, responses={201: SignupOut})
     def post(self, request):
+        """Create an account."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_signup(
@@ -73,7 +73,7 @@ class SignupApi(PublicApiView):
 
 
 class LoginApi(PublicApiView):
-    documented_errors = (401, 403)
+    documented_errors = (401, 403, 503)  # 503 cache_unavailable: its throttle's store is away
     access = {"POST": PUBLIC}
     throttle_classes = [LoginThrottle]
 
@@ -83,6 +83,7 @@ class LoginApi(PublicApiView):
 
     @extend_schema(request=InputSerializer, responses=SessionTokenOut)
     def post(self, request):
+        """Sign in with email and password: a session token."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_authenticate(**data.validated_data)
@@ -95,6 +96,7 @@ class MeApi(ApiView):
 
     @extend_schema(responses=UserOut)
     def get(self, request):
+        """The signed-in user."""
         return Response(UserOut(self.principal.user).data)
 
 
@@ -115,6 +117,7 @@ class ProfileApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses=ProfileOut)
     def patch(self, request):
+        """Change the caller's name or avatar."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = services.user_profile_update(user=self.principal.user, data=data.validated_data)
@@ -130,6 +133,7 @@ class PasswordApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses=SuccessOut)
     def patch(self, request):
+        """Change the caller's password (every session ends: sign in again)."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.user_password_change(
@@ -164,6 +168,7 @@ class OAuthLoginApi(PublicApiView):
 
     @extend_schema(request=InputSerializer, responses=OAuthLoginOut)
     def post(self, request):
+        """Sign in with an OAuth provider's identity."""
         if not settings.OAUTH_LOGIN_ENABLED:
             raise OAuthLoginDisabled()
         data = self.InputSerializer(data=request.data)
@@ -187,6 +192,7 @@ class SessionUpgradeApi(ApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
+        """Copy the Bearer session into the service_auth cookie."""
         if not request.META.get("HTTP_AUTHORIZATION", "").strip():
             raise NotAuthenticated("Send the session as 'Authorization: Bearer <token>' to upgrade it.")
         # With an Authorization header present, the credential is its Bearer token (explicit
@@ -205,6 +211,7 @@ class LogoutApi(PublicApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request):
+        """Sign out: the session token stops working."""
         # Logout stays public (a stale credential must not block it), but a session it can
         # verify ends everywhere. A cookie counts only from our own origin: a cross-site form
         # must not sign the user out of every device.
@@ -218,40 +225,6 @@ class LogoutApi(PublicApiView):
         response = Response(SuccessOut({"success": True}).data)
         session_cookie_clear(response)
         return response
-
-
-class ProviderKeyApi(ApiView):
-    """The caller's own model-provider key (nemoclaw sandboxes use `nvidia`). Session only: the
-    key belongs to a person, and a workspace key acts for a workspace. Never shown back."""
-
-    access = {"PUT": (SessionOnly,), "DELETE": (SessionOnly,)}
-
-    class InputSerializer(serializers.Serializer):
-        key = RawStringField()
-
-        def validate_key(self, value: str) -> str:
-            if not MIN_PROVIDER_KEY_LENGTH <= len(value) <= MAX_PROVIDER_KEY_LENGTH:
-                raise serializers.ValidationError(
-                    f"A provider key has {MIN_PROVIDER_KEY_LENGTH} to {MAX_PROVIDER_KEY_LENGTH} characters.")
-            if any(c.isspace() for c in value):
-                raise serializers.ValidationError("A provider key contains no whitespace.")
-            return value
-
-    @extend_schema(summary="Save the caller's key for a model provider (encrypted, never shown back)",
-                   request=InputSerializer, responses=ProviderKeyOut)
-    def put(self, request, provider):
-        provider_keys.require_provider(provider)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        row = provider_keys.provider_key_set(user=self.principal.user, provider=provider,
-                                             key=data.validated_data["key"])
-        return Response(ProviderKeyOut({"provider": row.provider, "configured": True,
-                                        "updated_at": row.updated_at}).data)
-
-    @extend_schema(summary="Remove the caller's key for a model provider", responses={200: SuccessOut})
-    def delete(self, request, provider):
-        provider_keys.provider_key_delete(user=self.principal.user, provider=provider)
-        return Response(SuccessOut({"success": True}).data)
 
 
 def _credential_or_none(request):

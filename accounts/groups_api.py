@@ -51,10 +51,12 @@ class UserGroupListApi(ApiView):
 
     @extend_schema(responses=UserGroupOut(many=True))
     def get(self, request):
+        """User groups (platform admins)."""
         return Response(UserGroupOut(groups.user_group_list(), many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: UserGroupDetailOut})
     def post(self, request):
+        """Create a user group."""
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         group = groups.user_group_create(
@@ -74,10 +76,12 @@ class UserGroupDetailApi(ApiView):
 
     @extend_schema(responses=UserGroupDetailOut)
     def get(self, request, group_id):
+        """One user group."""
         return Response(UserGroupDetailOut(groups.user_group_get(group_id=group_id)).data)
 
     @extend_schema(request=InputSerializer, responses=UserGroupDetailOut)
     def patch(self, request, group_id):
+        """Rename a user group or change its description."""
         group = groups.user_group_get(group_id=group_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -86,6 +90,7 @@ class UserGroupDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, group_id):
+        """Delete a user group (its grants go with it)."""
         groups.user_group_delete(group=groups.user_group_get(group_id=group_id))
         return Response(SuccessOut({"success": True}).data)
 
@@ -99,11 +104,13 @@ class UserGroupMemberListApi(ApiView):
 
     @extend_schema(responses=UserGroupMemberOut(many=True))
     def get(self, request, group_id):
+        """The group's members."""
         group = groups.user_group_get(group_id=group_id)
         return Response(UserGroupMemberOut(groups.user_group_members(group=group), many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: UserGroupMemberOut, 200: UserGroupMemberOut})
     def post(self, request, group_id):
+        """Add a user to the group."""
         group = groups.user_group_get(group_id=group_id)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -119,5 +126,6 @@ class UserGroupMemberDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, group_id, user_id):
+        """Remove a user from the group."""
         groups.user_group_member_remove(group=groups.user_group_get(group_id=group_id), user_id=user_id)
         return Response(SuccessOut({"success": True}).data)

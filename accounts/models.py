@@ -8,8 +8,6 @@ from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.db import models
 from django.db.models.functions import Lower
 
-from fleet.crypto import EncryptedTextField
-
 
 class UserManager(BaseUserManager):
     use_in_migrations = True
@@ -87,26 +85,6 @@ class User(AbstractBaseUser):
     def has_module_perms(self, app_label) -> bool:
         return self.is_staff
 
-
-class ProviderKey(models.Model):
-    """A user's own key for a model provider (today only NVIDIA, for the nemoclaw sandbox).
-    Encrypted at rest; no route ever answers it."""
-
-    class Provider(models.TextChoices):
-        NVIDIA = "nvidia", "NVIDIA"
-
-    id = models.BigAutoField(primary_key=True)
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="provider_keys")
-    provider = models.CharField(max_length=20, choices=Provider.choices)
-    key = EncryptedTextField()
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=("user", "provider"), name="accounts_provider_key_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.provider} key of {self.user_id}"
 
 
 class UserGroup(models.Model):

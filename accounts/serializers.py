@@ -56,11 +56,3 @@ class BootstrapStatusOut(serializers.Serializer):
     platformMode = serializers.ChoiceField(choices=["selfhosted", "paas"], source="platform_mode")  # noqa: N815
     signupEnabled = serializers.BooleanField(source="signup_enabled")  # noqa: N815
     signupBotProtection = BotProtectionOut(source="bot_protection")  # noqa: N815
-
-
-class ProviderKeyOut(serializers.Serializer):
-    """A saved provider key, described without the key itself."""
-
-    provider = serializers.CharField()
-    configured = serializers.BooleanField()
-    updatedAt = TimestampField(source="updated_at")  # noqa: N815 - the API's camelCase

@@ -13,7 +13,6 @@ urlpatterns = [
     path("auth/password", api.PasswordApi.as_view(), name="auth-password"),
     path("auth/oauth-login", api.OAuthLoginApi.as_view(), name="auth-oauth-login"),
     path("auth/session-upgrade", api.SessionUpgradeApi.as_view(), name="auth-session-upgrade"),
-    path("auth/provider-keys/<str:provider>", api.ProviderKeyApi.as_view(), name="auth-provider-key"),
     path("auth/logout", api.LogoutApi.as_view(), name="auth-logout"),
     path("admin/user-groups", groups_api.UserGroupListApi.as_view(), name="admin-user-group-list"),
     path("admin/user-groups/<str:group_id>", groups_api.UserGroupDetailApi.as_view(), name="admin-user-group-detail"),

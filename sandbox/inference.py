@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from accounts.provider_keys import provider_key_of
 from agents.models import Agent
+from llm.selectors import own_key_value
 
 from .policy import MODELS
 
@@ -15,7 +15,7 @@ PROVIDER = "nvidia"
 
 def inference_key(agent: Agent) -> str:
     """The key the agent's model calls use: its owner's saved key, or the self-hosted fallback."""
-    return provider_key_of(user_id=agent.owner_id, provider=PROVIDER)
+    return own_key_value(user_id=agent.owner_id, provider=PROVIDER)
 
 
 def model_ref(model: str) -> str:

@@ -32,6 +32,12 @@ def test_a_platform_admin_signs_in_with_email_and_password(client):
     assert client.get("/admin/").status_code == 200
 
 
+def test_signing_in_at_the_login_page_itself_lands_on_the_dashboard(client):
+    AdminFactory(email="ops@example.com")
+    response = client.post("/admin/login/", {"username": "ops@example.com", "password": DEFAULT_PASSWORD})
+    assert response.status_code == 302 and response["Location"] == "/admin/"  # not /accounts/profile/
+
+
 def test_a_regular_user_cannot_enter_the_console(client):
     client.force_login(UserFactory())
     response = client.get("/admin/")

@@ -17,9 +17,9 @@ import uuid
 import pytest
 from django.db import connections
 
-from accounts.provider_keys import provider_key_set
 from agents.gateway import gateway_for
 from fleet.models import Event
+from llm.services import own_key_set
 from sandbox.models import SandboxApproval
 from tests.factories.alerts import make_rule, webhook
 from tests.infra.fake_model import ANSWER
@@ -41,7 +41,7 @@ def sandbox(openclaw_runtime, fake_model, tenancy, settings):
     pointed at the fake."""
     settings.NVIDIA_BASE_URL = fake_model.base_url
     settings.SANDBOX_APPLY_RETRY_BACKOFF_SECONDS = 0.5
-    provider_key_set(user=tenancy.agent_owner, provider="nvidia", key=NVIDIA_KEY)
+    own_key_set(user=tenancy.agent_owner, provider="nvidia", api_key=NVIDIA_KEY)
     agent = assign(tenancy, openclaw_runtime.agent(name=f"sbx-{uuid.uuid4().hex[:6]}", owner=tenancy.agent_owner,
                                                    sandbox_profile="nemoclaw"))
     fake_model.clear()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from accounts.models import ProviderKey
-from accounts.provider_keys import provider_key_of
+from llm.models import ProviderKey
+from llm.selectors import own_key_value
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -23,10 +23,10 @@ def test_put_saves_the_key_encrypted_and_never_answers_it(user):
     assert KEY not in response.content.decode()
     assert (response.json()["provider"], response.json()["configured"]) == ("nvidia", True)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT key FROM accounts_providerkey")
+        cursor.execute("SELECT api_key FROM llm_providerkey")
         (stored,) = cursor.fetchone()
     assert KEY not in stored and stored.startswith("v1:")
-    assert provider_key_of(user_id=user.id, provider="nvidia") == KEY
+    assert own_key_value(user_id=user.id, provider="nvidia") == KEY
 
 
 def test_a_second_put_replaces_the_key_and_redacted_keeps_it(user):
@@ -36,7 +36,7 @@ def test_a_second_put_replaces_the_key_and_redacted_keeps_it(user):
     assert client.put(URL, {"key": "[REDACTED]"}, format="json").status_code == 200
 
     assert ProviderKey.objects.count() == 1
-    assert provider_key_of(user_id=user.id, provider="nvidia") == KEY + "2"
+    assert own_key_value(user_id=user.id, provider="nvidia") == KEY + "2"
 
 
 def test_redacted_with_nothing_stored_is_400(user):
@@ -72,8 +72,8 @@ def test_an_unknown_provider_is_404(user):
 def test_each_user_has_their_own_key(tenancy):
     client_for(tenancy.editor).put(URL, {"key": KEY}, format="json")
 
-    assert provider_key_of(user_id=tenancy.editor.id, provider="nvidia") == KEY
-    assert provider_key_of(user_id=tenancy.viewer.id, provider="nvidia") == ""
+    assert own_key_value(user_id=tenancy.editor.id, provider="nvidia") == KEY
+    assert own_key_value(user_id=tenancy.viewer.id, provider="nvidia") == ""
 
 
 @pytest.mark.parametrize(("who", "status"), [("key:agents:read,agents:write", 403), ("other-key", 403),
@@ -96,8 +96,8 @@ def test_the_platform_fallback_applies_on_self_hosted_only(user, settings):
     settings.NVIDIA_API_KEY = "nvapi-platform-fallback"
 
     settings.PLATFORM_MODE = "selfhosted"
-    assert provider_key_of(user_id=user.id, provider="nvidia") == "nvapi-platform-fallback"
+    assert own_key_value(user_id=user.id, provider="nvidia") == "nvapi-platform-fallback"
     settings.PLATFORM_MODE = "paas"
-    assert provider_key_of(user_id=user.id, provider="nvidia") == ""
+    assert own_key_value(user_id=user.id, provider="nvidia") == ""
     client_for(user).put(URL, {"key": KEY}, format="json")
-    assert provider_key_of(user_id=user.id, provider="nvidia") == KEY
+    assert own_key_value(user_id=user.id, provider="nvidia") == KEY

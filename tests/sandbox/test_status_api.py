@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.provider_keys import provider_key_set
+from llm.services import own_key_set
 from tests.support import client_for
 
 from .conftest import sandboxed
@@ -38,10 +38,10 @@ def test_inference_is_configured_by_the_owners_key_or_the_self_hosted_fallback(t
     assert client.get(status_url(agent)).json()["inferenceConfigured"] is True
 
     settings.NVIDIA_API_KEY = ""
-    provider_key_set(user=tenancy.editor, provider="nvidia", key="nvapi-someone-else")
+    own_key_set(user=tenancy.editor, provider="nvidia", api_key="nvapi-someone-else")
     assert client.get(status_url(agent)).json()["inferenceConfigured"] is False  # not the owner's
 
-    provider_key_set(user=tenancy.agent_owner, provider="nvidia", key="nvapi-the-owners")
+    own_key_set(user=tenancy.agent_owner, provider="nvidia", api_key="nvapi-the-owners")
     assert client.get(status_url(agent)).json()["inferenceConfigured"] is True
 
 

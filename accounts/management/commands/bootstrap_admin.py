@@ -15,6 +15,8 @@ class Command(BaseCommand):
         "Create the first platform admin if none exists; otherwise do nothing and say so. "
         "Email and password come from --email/--password or FLEET_ADMIN_EMAIL/FLEET_ADMIN_PASSWORD."
     )
+    # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--email", default=os.environ.get("FLEET_ADMIN_EMAIL", ""))

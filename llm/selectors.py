@@ -1,0 +1,72 @@
+"""Reads of provider keys; access to the owner (user or workspace) is checked by the route."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from fleet.errors import NotFound
+
+from .models import ProviderKey
+
+KEY_NOT_FOUND = "Model provider key not found."
+REDACTED = "[REDACTED]"
+
+
+def keys_of_user(*, user) -> QuerySet[ProviderKey]:
+    return ProviderKey.objects.filter(user=user).order_by("created_at", "id")
+
+
+def keys_of_workspace(*, workspace) -> QuerySet[ProviderKey]:
+    return ProviderKey.objects.filter(workspace=workspace).order_by("created_at", "id")
+
+
+def key_of_user(*, user, key_id) -> ProviderKey:
+    key = keys_of_user(user=user).filter(pk=key_id).first()
+    if key is None:
+        raise NotFound(KEY_NOT_FOUND)
+    return key
+
+
+def key_of_workspace(*, workspace, key_id) -> ProviderKey:
+    key = keys_of_workspace(workspace=workspace).filter(pk=key_id).first()
+    if key is None:
+        raise NotFound(KEY_NOT_FOUND)
+    return key
+
+
+def key_record(key: ProviderKey) -> dict:
+    """What a read shows: the key itself only as [REDACTED] (or "" when none is stored)."""
+    return {
+        "id": key.pk, "provider": key.provider, "label": key.label,
+        "apiKey": REDACTED if key.api_key else "", "baseUrl": key.base_url or None,
+        "workspaceId": key.workspace_id, "createdAt": key.created_at, "updatedAt": key.updated_at,
+        "lastTestedAt": key.last_tested_at, "lastTestResult": key.last_test_result,
+    }
+
+
+def agents_using_key(key: ProviderKey) -> list:
+    """The agents whose model uses `key` (delete answers 409 key_in_use while any does).
+
+    Honest today: agents do not reference keys yet, so this is always empty. The step that adds
+    each agent's model (DESIGN 18) fills it, by querying its agent -> key relation here."""
+    return []
+
+
+def own_key(*, user_id, provider: str) -> ProviderKey | None:
+    """The user's own key a runtime of theirs uses for `provider`: their first saved one (the
+    sandbox's PUT /auth/provider-keys/:provider writes that one too)."""
+    if not user_id:
+        return None
+    return ProviderKey.objects.filter(user_id=user_id, provider=provider).order_by("created_at", "id").first()
+
+
+def own_key_value(*, user_id, provider: str) -> str:
+    """The key a runtime of `user_id` uses for `provider`: the user's own, else (self-hosted
+    only) the platform's NVIDIA_API_KEY for nvidia, else ""."""
+    key = own_key(user_id=user_id, provider=provider)
+    if key is not None and key.api_key:
+        return key.api_key
+    if settings.PLATFORM_MODE == "selfhosted" and provider == "nvidia":
+        return settings.NVIDIA_API_KEY or ""
+    return ""
