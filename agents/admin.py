@@ -1,6 +1,6 @@
 """Admin console: agents with their state, owner, placement and workspaces, and the agent page
 that acts (start, stop, restart, redeploy, change resources, deploy), shows its charts, events,
-budgets, deploy progress and its logs (polled: never a held request). Every action goes through
+budgets, deploy progress, its logs (polled: never a held request) and a terminal. Every action goes through
 the same services as the API (so the same rules and events apply); the views are in
 agents/console/.
 
@@ -93,7 +93,10 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
             path("<path:object_id>/act/<str:verb>/", wrap(views.agent_act), name="agents_agent_act"),
             path("<path:object_id>/resources/", wrap(views.agent_resources), name="agents_agent_resources"),
             path("<path:object_id>/logs/", wrap(views.agent_logs), name="agents_agent_logs"),
+            path("<path:object_id>/chat/", wrap(views.agent_chat), name="agents_agent_chat"),
+            path("<path:object_id>/open-ui/", wrap(views.agent_open_ui), name="agents_agent_open_ui"),
             path("<path:object_id>/progress/", wrap(views.agent_progress), name="agents_agent_progress"),
+            path("<path:object_id>/terminal/", wrap(views.agent_terminal), name="agents_agent_terminal"),
             *super().get_urls(),
         ]
 
@@ -179,4 +182,5 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
 
 from .budgets import admin as budgets_admin  # noqa: E402, F401
 from .targets import admin_clusters as clusters_admin  # noqa: E402, F401
+from .terminal import admin as terminal_admin  # noqa: E402, F401
 from .usage import admin as usage_admin  # noqa: E402, F401

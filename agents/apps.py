@@ -20,6 +20,12 @@ class AgentsConfig(AppConfig):
             expires_seconds=25,  # a late sweep is dropped: the next one is due anyway
         ),
         PeriodicJob(
+            name="agents: take over deploys whose job was lost",
+            task="agents.tasks.reconcile_deploys",
+            every_seconds=60,
+            expires_seconds=55,
+        ),
+        PeriodicJob(
             name="agents: probe engines and targets",
             task="agents.tasks.probe_engines",
             every_seconds=30,
@@ -28,6 +34,12 @@ class AgentsConfig(AppConfig):
         PeriodicJob(
             name="agents: drop expired migration drafts",
             task="agents.tasks.expire_migration_drafts",
+            every_seconds=3600,
+            expires_seconds=3000,
+        ),
+        PeriodicJob(
+            name="agents: drop expired deploy idempotency keys",
+            task="agents.tasks.expire_idempotency_keys",
             every_seconds=3600,
             expires_seconds=3000,
         ),
@@ -50,7 +62,25 @@ class AgentsConfig(AppConfig):
         # with a rebuilt table): agents.list_triggers.
         post_migrate.connect(install_after_migrate, sender=self, dispatch_uid="agents.list_triggers")
 
-        health_check_register("engines", engines_report)  # checks.engines of /api/health
+        from fleet.edge.routes import register_websocket
+
+        from .terminal.socket import PATH_PATTERN, terminal_socket
+
+        register_websocket(PATH_PATTERN, terminal_socket)  # the terminal, routed before Django
+
+        from .backends.registry import names_registered_target
+
+        # checks.engines of /api/health; registered targets (a user's remote:<id>) by name to platform admins only
+        health_check_register("engines", engines_report, private_item=names_registered_target)
+
+        from fleet.edge.routes import register_host, register_shutdown
+
+        from .gateway.async_http import close_pool
+        from .proxy.app import proxy_application
+        from .proxy.hosts import is_proxy_host
+
+        register_host(is_proxy_host, proxy_application)  # every agent's UI on its own origin
+        register_shutdown(close_pool)  # the gateways' connection pool, closed with its loop
         health_warning_register("internal_url", lambda: getattr(internal_url_warning(), "sentence", None))
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)

@@ -68,9 +68,10 @@ _WATCHED_FIELDS = {
     User: ("id", "role", "is_active", "token_version"),
 }
 
+# Both rounded to the nearest ms: julianday is a float, and truncating it could land 1 ms early.
 _CLOCK_MS = {
     "postgresql": "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-    "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000 AS integer)",
+    "sqlite": "CAST(round((julianday('now') - 2440587.5) * 86400000) AS integer)",
 }
 _NEXT_VERSION = {
     "postgresql": f"GREATEST(version + 1, {_CLOCK_MS['postgresql']})",

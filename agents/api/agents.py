@@ -2,26 +2,39 @@
 
 from __future__ import annotations
 
+import json
+
+from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.middleware.gzip import re_accepts_gzip
 from django.utils.cache import patch_vary_headers
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
-from fleet.api.fields import IntegerField, NumberField, RawStringField
+from fleet.api.fields import IntegerField, NumberField, RawStringField, StrippedNameField
 from fleet.api.gzip import GZipMiddleware, with_random_name
 from fleet.api.permissions import IsAuthenticated, RequireScope, principal_of, require_scope
 from fleet.api.renderers import dumps
+from fleet.api.serializers import valid_part
+from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
+from fleet.errors import Conflict, FieldErrors, FleetError
 from workspaces.roles import Scope
 
 from .. import list_cache
 from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
-from ..services.selection import DeployRequest
+from ..services.idempotency import HEADER as IDEMPOTENCY_HEADER
+from ..services.idempotency import (
+    IdempotencyKeyTaken,
+    deploy_key_answer_store,
+    deploy_key_of,
+    deploy_replay_find,
+)
+from ..services.selection import DeployRequest, deploy_plan_resolve, resource_adjustments
 from .serializers import AgentDeployOut, AgentListItemOut, AgentOut
 
 LIST_SCOPES = ("accessible", "owned")
@@ -36,6 +49,7 @@ class AgentListApi(ApiView):
 
     @extend_schema(parameters=[FilterSerializer], responses=AgentListItemOut(many=True))
     def get(self, request):
+        """The agents the caller may see, newest first."""
         scope = request.query_params.get("scope", "accessible")
         if scope not in LIST_SCOPES:  # the serializer only for the error body: it is the slow path
             query = self.FilterSerializer(data=request.query_params)
@@ -86,30 +100,85 @@ class ScopeCheckedByDeploy(BasePermission):
 
 
 class AgentDeployApi(ApiView):
-    documented_errors = (402,)
+    documented_errors = (402, 409, 429, 503)
     # A key's session-only fields (403 session_required) come before its scope (403
     # missing_scope), so agent_deploy checks both, in that order, once it has the body.
     access = {"POST": (IsAuthenticated, ScopeCheckedByDeploy)}
 
     class InputSerializer(serializers.Serializer):
-        name = _optional(RawStringField)
-        runtime_family = _optional(RawStringField)
-        deploy_target = _optional(RawStringField)
-        execution_target_id = _optional(RawStringField)
-        sandbox_profile = _optional(RawStringField)
-        sandbox = _optional(RawStringField)
-        vcpu = _optional(NumberField)
-        ram_mb = _optional(NumberField)
-        disk_gb = _optional(NumberField)
-        migration_draft_id = _optional(RawStringField)
+        name = _optional(StrippedNameField, help_text="at most 100 characters, control characters (NUL "
+                         "included) and bidi controls removed; empty: <runtime_family>-agent-<6 hex>")
+        runtime_family = _optional(RawStringField, help_text="openclaw or hermes; default DEFAULT_RUNTIME_FAMILY")
+        deploy_target = _optional(RawStringField, help_text="docker, k8s, remote-docker or proxmox; default "
+                                  "DEFAULT_DEPLOY_TARGET (or the family of execution_target_id)")
+        execution_target_id = _optional(RawStringField, help_text="docker, k8s:<cluster-id>, remote:<host-id> "
+                                        "or proxmox")
+        sandbox_profile = _optional(RawStringField, help_text="standard (default) or nemoclaw (openclaw only, "
+                                    "when enabled)")
+        sandbox = _optional(RawStringField, help_text="legacy alias of sandbox_profile")
+        vcpu = _optional(NumberField, help_text="default DEFAULT_VCPU; clamped to 0.25..MAX_VCPU")
+        ram_mb = _optional(NumberField, help_text="default DEFAULT_RAM_MB; clamped to 512..MAX_RAM_MB")
+        disk_gb = _optional(NumberField, help_text="default DEFAULT_DISK_GB; clamped to 1..MAX_DISK_GB")
+        migration_draft_id = _optional(RawStringField, help_text="a draft of POST /agent-migrations (session only)")
 
-    @extend_schema(request=InputSerializer, responses={201: AgentDeployOut})
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: AgentDeployOut},
+        examples=[
+            OpenApiExample("OpenClaw with 2 GB", value={"name": "support-bot", "runtime_family": "openclaw",
+                                                        "ram_mb": 2048}, request_only=True),
+            OpenApiExample("Hermes on a Kubernetes cluster", request_only=True, value={
+                "name": "researcher", "runtime_family": "hermes", "execution_target_id": "k8s:<cluster-id>"}),
+        ],
+        parameters=[OpenApiParameter(
+            IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+            description="1 to 255 visible ASCII characters. The same key from the same caller within "
+                        "IDEMPOTENCY_KEY_TTL_HOURS (24 h) answers the first deploy's status and body (with "
+                        "`Idempotent-Replayed: true`) instead of making a second agent; with another body, "
+                        "409 idempotency_key_reused.",
+        )],
+    )
     def post(self, request):
+        """Deploy a new agent (queued now, provisioned by a worker)."""
+        throttle("deploy_user", self.principal.user.pk, settings.DEPLOY_RATE_PER_USER, when_cache_away="serve")
         body = self.InputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        if not body.is_valid():
+            self._refuse_with_every_bad_field(body)
         values = _given(body.validated_data)
-        agent = agent_deploy(principal=self.principal, request=DeployRequest(**values))
-        return Response(AgentDeployOut(agent).data, status=status.HTTP_201_CREATED)
+        deploy_key = deploy_key_of(principal=self.principal, header=request.headers.get(IDEMPOTENCY_HEADER),
+                                   body=values)
+        replay = deploy_key and deploy_replay_find(principal=self.principal, deploy_key=deploy_key)
+        if replay:
+            return _replayed(replay)
+        try:
+            agent = agent_deploy(principal=self.principal, request=DeployRequest(**values), deploy_key=deploy_key)
+        except IdempotencyKeyTaken:  # the same key, racing: the first request's agent
+            replay = deploy_replay_find(principal=self.principal, deploy_key=deploy_key)
+            if replay is None:
+                raise Conflict("A deploy with this Idempotency-Key is in progress; try again.") from None
+            return _replayed(replay)
+        out = AgentDeployOut(agent, context={"adjusted": resource_adjustments(DeployRequest(**values), agent)}).data
+        if deploy_key is not None:
+            deploy_key_answer_store(deploy_key=deploy_key, status_code=status.HTTP_201_CREATED,
+                                    body=json.loads(dumps(out)))  # as sent: timestamps as their strings
+        return Response(out, status=status.HTTP_201_CREATED)
+
+    def _refuse_with_every_bad_field(self, body) -> None:
+        """400 naming the fields of wrong type and, among the others, those the deploy rules
+        refuse (family, placement, profile, resources): every bad field at once."""
+        errors = FieldErrors(body.errors)
+        try:
+            errors.check(lambda: deploy_plan_resolve(principal=self.principal,
+                                                     request=DeployRequest(**_given(valid_part(body)))))
+        except FleetError:  # a refusal that is not about a field (a key's session-only field): the body's 400 first
+            pass
+        errors.raise_any()
+
+
+def _replayed(replay) -> Response:
+    """The first answer to an Idempotency-Key (its agent as it is now, if the body was never sent)."""
+    body = replay.body if replay.body is not None else AgentDeployOut(replay.agent).data
+    return Response(body, status=replay.status_code, headers={"Idempotent-Replayed": "true"})
 
 
 class AgentAdoptApi(ApiView):
@@ -117,15 +186,21 @@ class AgentAdoptApi(ApiView):
     access = {"POST": (RequireScope(Scope.AGENTS_WRITE),)}
 
     class InputSerializer(serializers.Serializer):
-        name = _optional(RawStringField)
-        runtime_family = _optional(RawStringField)
-        url = _optional(RawStringField)
+        name = _optional(StrippedNameField)
+        runtime_family = _optional(RawStringField, help_text="openclaw or hermes")
+        url = _optional(RawStringField, help_text="the runtime's gateway URL (or host and port)")
         host = _optional(RawStringField)
         port = _optional(IntegerField)
-        gateway_token = _optional(RawStringField)
+        gateway_token = _optional(RawStringField, help_text="at least 32 random characters, no whitespace; "
+                                  "stored encrypted")
 
-    @extend_schema(request=InputSerializer, responses={201: AgentOut})
+    @extend_schema(request=InputSerializer, responses={201: AgentOut}, examples=[
+        OpenApiExample("An OpenClaw on another host", request_only=True, value={
+            "name": "lab-agent", "runtime_family": "openclaw", "url": "http://10.0.0.7:18789",
+            "gateway_token": "<at least 32 random characters>"}),
+    ])
     def post(self, request):
+        """Register a runtime that already runs elsewhere, without provisioning."""
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         values = _given(body.validated_data)

@@ -27,12 +27,14 @@ class AgentDetailApi(ApiView):
 
     @extend_schema(responses=AgentDetailOut)
     def get(self, request, agent_id):
+        """One agent, its status reconciled with the live workload."""
         access = request.agent_access
         agent = agent_reconcile(agent=access.agent)
         return Response(AgentDetailOut(agent, context={"access": access}).data)
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, agent_id):
+        """Delete the agent and destroy its workload (direct owner only; irreversible)."""
         agent_delete(agent=request.agent_access.agent)
         return Response(SuccessOut({"success": True}).data)
 
@@ -43,6 +45,7 @@ class AgentStartApi(ApiView):
 
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
+        """Start the agent's existing container."""
         return Response(AgentOut(agent_start(agent=request.agent_access.agent)).data)
 
 
@@ -52,6 +55,7 @@ class AgentStopApi(ApiView):
 
     @extend_schema(request=None, responses=AgentOut)
     def post(self, request, agent_id):
+        """Stop the agent's container gracefully."""
         return Response(AgentOut(agent_stop(agent=request.agent_access.agent)).data)
 
 
@@ -61,16 +65,18 @@ class AgentRestartApi(ApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, agent_id):
+        """Restart the agent's container in place."""
         agent_restart(agent=request.agent_access.agent)
         return Response(SuccessOut({"success": True}).data)
 
 
 class AgentRedeployApi(ApiView):
-    documented_errors = (502,)
+    documented_errors = (502, 503)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(request=None, responses=AgentRedeployOut)
     def post(self, request, agent_id):
+        """Deploy the agent again from warning, error or stopped (status queued)."""
         agent = agent_redeploy(agent=request.agent_access.agent)
         return Response(AgentRedeployOut({"success": True, "status": agent.status}).data)
 
@@ -81,4 +87,6 @@ class AgentGatewayUrlApi(ApiView):
 
     @extend_schema(responses=GatewayUrlOut)
     def get(self, request, agent_id):
-        return Response(GatewayUrlOut(agent_gateway_url(agent=request.agent_access.agent)).data)
+        """The address of the agent's own UI, through the gateway proxy."""
+        return Response(GatewayUrlOut(agent_gateway_url(agent=request.agent_access.agent,
+                                                        secure=request.is_secure())).data)

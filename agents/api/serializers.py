@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from fleet.api.serializers import FlatOutput, IntegerField, NumberField, TimestampField
@@ -43,10 +44,22 @@ class _AgentCore(serializers.Serializer):
 
 
 # sandbox_type comes last in each body (it mirrors sandbox_profile), so each class declares it.
+class ResourceAdjustmentOut(serializers.Serializer):
+    requested = NumberField()
+    applied = NumberField()
+    why = serializers.CharField()
+
+
 class AgentDeployOut(_AgentCore):
-    """The agent just deployed (queued)."""
+    """The agent just deployed (queued), with the requested resources the deploy changed."""
 
     sandbox_type = serializers.ChoiceField(choices=SandboxProfile.choices)
+    adjusted = serializers.SerializerMethodField(help_text="vcpu, ram_mb or disk_gb as asked for and as "
+                                                 "applied, with why (a minimum, a server limit, rounding, paas)")
+
+    @extend_schema_field(serializers.DictField(child=ResourceAdjustmentOut()))
+    def get_adjusted(self, agent) -> dict:
+        return self.context.get("adjusted", {})
 
 
 class AgentOut(_AgentCore):
@@ -68,6 +81,10 @@ class AgentDetailOut(FlatOutput, AgentOut):
 
     effectiveRole = serializers.SerializerMethodField()  # noqa: N815 - the spec's names
     isDirectOwner = serializers.SerializerMethodField()  # noqa: N815
+    restartCount = IntegerField(source="restart_count", help_text="restarts the engine made by itself "  # noqa: N815
+                                "(restart policy, a pod's container), as the last monitoring sweep saw")
+    oomKilled = serializers.BooleanField(source="oom_killed", help_text="whether the engine says "  # noqa: N815
+                                         "the workload last ended killed for lack of memory")
 
     def get_effectiveRole(self, agent) -> str:  # noqa: N802
         return self.context["access"].role.label

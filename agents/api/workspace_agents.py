@@ -35,6 +35,7 @@ class WorkspaceAgentListApi(ApiView):
 
     @extend_schema(responses=WorkspaceAgentOut(many=True))
     def get(self, request, workspace_id):
+        """The workspace's agents."""
         workspace = request.workspace_access.workspace
         assignments = workspace_agent_list(workspace=workspace, user=self.principal.user).exclude(
             agent__deploy_target__in=hidden_deploy_targets(self.principal))
@@ -42,6 +43,7 @@ class WorkspaceAgentListApi(ApiView):
 
     @extend_schema(request=InputSerializer, responses={201: AssignmentOut, 200: AssignmentOut})
     def post(self, request, workspace_id):
+        """Add one of the caller's agents to the workspace."""
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         assignment, created = workspace_agent_assign(
@@ -59,6 +61,7 @@ class WorkspaceAgentCandidatesApi(ApiView):
 
     @extend_schema(responses=CandidateOut(many=True))
     def get(self, request, workspace_id):
+        """The caller's agents that could join the workspace."""
         workspace = request.workspace_access.workspace
         agents = workspace_agent_candidates(workspace=workspace, principal=self.principal)
         return Response(CandidateOut(agents, many=True).data)
@@ -69,5 +72,6 @@ class WorkspaceAgentDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, agent_id):
+        """Take an agent out of the workspace (the agent stays)."""
         workspace_agent_unassign(workspace=request.workspace_access.workspace, agent_id=agent_id)
         return Response(SuccessOut({"success": True}).data)

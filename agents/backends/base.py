@@ -7,7 +7,7 @@ outside this package branches on the target.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import BinaryIO, Protocol, runtime_checkable
@@ -61,6 +61,9 @@ class Placement:
     host_port: int | None
 
 
+CRASH_LOOP_RESTARTS = 3  # restarts by the engine before an ended workload is crash-looping
+
+
 @dataclass(frozen=True)
 class LiveState:
     """What the engine says about the workload right now."""
@@ -69,7 +72,8 @@ class LiveState:
     running: bool
     status: str  # engine words: running, exited, restarting, created, missing ...
     exit_code: int | None = None
-    restart_count: int = 0
+    restart_count: int = 0  # restarts the engine made by itself (restart policy, a pod's container)
+    oom_killed: bool = False  # the engine says the workload's last end was a kill for lack of memory
     started_at: datetime | None = None
     host_port: int | None = None
     # Where the workload runs now: the engine's name (Docker), the pod's node (Kubernetes), the
@@ -78,7 +82,15 @@ class LiveState:
 
     @property
     def crash_looping(self) -> bool:
-        return self.status == "restarting" or (not self.running and self.restart_count >= 3)
+        """Ended again and again: a first restart in progress (an OOM kill the restart policy
+        answers) is not a loop yet; the engine's CRASH_LOOP_RESTARTS-th is."""
+        ended = self.status == "restarting" or not self.running  # Docker says Running while restarting
+        return ended and self.restart_count >= CRASH_LOOP_RESTARTS
+
+    @property
+    def restarting_after_an_end(self) -> bool:
+        """The engine is starting the workload again by itself, short of a crash loop."""
+        return self.status == "restarting" and not self.crash_looping
 
 
 @dataclass(frozen=True)
@@ -247,3 +259,45 @@ class WorkloadLogs(Protocol):
         """The workload's output, oldest first: the last `tail` lines (None: all) written at or
         after `since`. With `follow` it goes on yielding new lines as they come until the
         consumer closes the iterator. WorkloadMissing without a workload."""
+
+    def follow_logs(self, agent, *, tail: int | None = 200, since: datetime | None = None) -> AsyncIterator[LogLine]:
+        """As `logs(follow=True)`, read on the event loop: the workload is looked up when called
+        (WorkloadMissing, BackendUnreachable), its lines come as the async iterator is read,
+        until the consumer stops reading or the workload's output ends."""
+
+
+# -- terminals (DESIGN section 17) -----------------------------------------------------------------
+
+
+class WorkloadNotRunning(BackendError):
+    """The workload exists but its process is not running (a terminal needs it running): 409."""
+
+
+class ExecSession(Protocol):
+    """An interactive shell with a TTY inside a workload (WorkloadTerminal.attach_exec), used
+    from the event loop. A backend whose client can wait on the loop holds no thread for it; one
+    whose client only blocks reads in one thread per session (agents.backends.terminal)."""
+
+    async def read(self) -> bytes:
+        """The next output, as it comes (stdout and stderr are one stream on a TTY); b"" once
+        the shell ended or the connection to the engine dropped."""
+
+    async def write(self, data: bytes) -> None:
+        """Send keystrokes (or pasted text) to the shell's TTY."""
+
+    async def resize(self, cols: int, rows: int) -> None:
+        """Set the TTY's size; programs in it get SIGWINCH."""
+
+    async def close(self) -> None:
+        """End the shell and every process started from it, and the connection. Idempotent."""
+
+
+@runtime_checkable
+class WorkloadTerminal(Protocol):
+    """Opening a shell in a workload. A target whose API cannot run one lacks this protocol, and
+    the terminal answers 409 unsupported."""
+
+    async def attach_exec(self, agent, *, cols: int, rows: int) -> ExecSession:
+        """The workload's /bin/sh with a TTY of `cols` x `rows`, as the image's user.
+        WorkloadMissing without a workload, WorkloadNotRunning when it is not running,
+        BackendUnreachable when the engine cannot be reached."""

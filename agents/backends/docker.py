@@ -12,6 +12,7 @@ the agent (`remove()`).
 
 from __future__ import annotations
 
+import asyncio
 import io
 import posixpath
 import queue
@@ -40,22 +41,26 @@ from agents.backends.base import (
     BackendError,
     BackendUnreachable,
     ExecResult,
+    ExecSession,
     LiveState,
     Placement,
     StatsSnapshot,
     WorkloadMissing,
+    WorkloadNotRunning,
     WorkloadSpec,
 )
+from agents.backends.docker_async import speaks_natively
 from agents.backends.docker_files import DockerStateFiles
 from agents.backends.docker_logs import DockerLogs
+from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
+from agents.backends.terminal import ThreadedExecSession, new_marker, shell_argv
 from agents.deploy_progress import CREATING, PULLING, deploy_step_set
-from agents.gateway.families import FAMILIES
+from agents.gateway.families import FAMILIES, GATEWAY_BIND_VARIABLE, STATE_PATH
 
 # The variable each runtime reads its gateway's listen port from.
 PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()}
 
-STATE_PATH = "/state"  # where the runtime images keep everything (OPENCLAW_STATE_DIR, HERMES_HOME)
 API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
 CREATE_ATTEMPTS = 5  # port races lost before giving up
@@ -241,6 +246,13 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         nobody else does), else all interfaces (the control plane comes over the network)."""
         return settings.DOCKER_PUBLISH_ADDRESS or ("127.0.0.1" if self.engine_is_local else "0.0.0.0")
 
+    @property
+    def gateway_bind(self) -> str:
+        """What the runtime's gateway listens on (the images' FLEET_GATEWAY_BIND): on the host
+        network its socket is the host's, so loopback where the gateway would be published on
+        loopback; inside a bridged container all its interfaces (the port is published)."""
+        return "loopback" if self.host_network and self.publish_address == "127.0.0.1" else "lan"
+
     # -- the protocol -------------------------------------------------------------------
 
     def create(self, agent, spec: WorkloadSpec) -> Placement:
@@ -331,6 +343,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             status=state.get("Status") or "unknown",
             exit_code=state.get("ExitCode"),
             restart_count=container.attrs.get("RestartCount") or 0,
+            oom_killed=bool(state.get("OOMKilled")),  # kept while the engine's restart runs again
             started_at=docker_stats.parse_docker_time(state.get("StartedAt")),
             host_port=_label_port(container.attrs),
             node=engine_info(self.host, engine_client(self.host))["name"] or None,
@@ -436,21 +449,28 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             container = self._require(agent)
             if container.status != "running":
                 raise BackendError(f"The agent's container is {container.status}, not running.")
-            # A list is passed to the engine as the process's argv: no shell sees it.
-            exec_id = client.api.exec_create(container.id, argv, stdout=True, stderr=True, stdin=False, tty=False)["Id"]
-            reader, sock = _exec_stream(client.api, exec_id)
-        output, truncated, ended = _read_exec(reader, sock, timeout=timeout, max_output=max_output,
-                                              stop_when=stop_when)
+            return container_exec(client.api, container.id, argv, timeout=timeout, max_output=max_output,
+                                  stop_when=stop_when)
+
+    async def attach_exec(self, agent, *, cols: int, rows: int) -> ExecSession:
+        """WorkloadTerminal: the workload's shell with a TTY (agents.backends.terminal). An engine
+        on a socket is spoken to on the event loop without a thread (docker_terminal); over
+        Remote Docker's SSH channels docker-py reads it in a thread per session."""
+        if speaks_natively(self.host):
+            return await open_engine_shell(self.host, agent, cols=cols, rows=rows)
+        return await asyncio.to_thread(self._attach_blocking, agent, cols, rows)
+
+    def _attach_blocking(self, agent, cols: int, rows: int) -> ThreadedExecSession:
+        api = engine_client(self.host).api
+        marker = new_marker()
         with engine_errors(self.host):
-            state = client.api.exec_inspect(exec_id)
-            # The stream closes as the process exits; the engine may record the exit a moment later.
-            settle = time.monotonic() + EXEC_SETTLE
-            while ended and state.get("Running") and time.monotonic() < settle:
-                time.sleep(0.05)
-                state = client.api.exec_inspect(exec_id)
-        if state.get("Running"):
-            return ExecResult(exit_code=None, output=output, timed_out=ended is None, truncated=truncated)
-        return ExecResult(exit_code=state.get("ExitCode"), output=output, truncated=truncated)
+            container = self._require(agent)
+            if container.status != "running":
+                raise WorkloadNotRunning(f"The agent's container is {container.status}, not running.")
+            exec_id = api.exec_create(container.id, shell_argv(marker), stdin=True, tty=True)["Id"]
+            reader, sock = _exec_stream(api, exec_id, tty=True)
+            api.exec_resize(exec_id, height=rows, width=cols)
+        return blocking_engine_session(api, container.id, exec_id, marker=marker, reader=reader, sock=sock)
 
     # -- lookup -------------------------------------------------------------------------
 
@@ -577,7 +597,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         options = {
             "image": spec.image,
             "name": spec.name,
-            "environment": {**spec.env, variable: str(listen_port)},
+            "environment": {**spec.env, variable: str(listen_port), GATEWAY_BIND_VARIABLE: self.gateway_bind},
             "labels": {
                 **settings.DOCKER_CONTAINER_LABELS,
                 **spec.labels,
@@ -619,13 +639,32 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         return False
 
 
-def _exec_stream(api, exec_id: str):
+def container_exec(api, container_id: str, argv: Sequence[str], *, timeout: float, max_output: int,
+                   stop_when: Callable[[bytes], bool] | None = None) -> ExecResult:
+    """Run `argv` in a running container and collect its output (docker-py's exec_run reads the
+    socket under the answer's buffered reader and can lose a fast command's whole output)."""
+    # A list is passed to the engine as the process's argv: no shell sees it.
+    exec_id = api.exec_create(container_id, list(argv), stdout=True, stderr=True, stdin=False, tty=False)["Id"]
+    reader, sock = _exec_stream(api, exec_id)
+    output, truncated, ended = _read_exec(reader, sock, timeout=timeout, max_output=max_output, stop_when=stop_when)
+    state = api.exec_inspect(exec_id)
+    # The stream closes as the process exits; the engine may record the exit a moment later.
+    settle = time.monotonic() + EXEC_SETTLE
+    while ended and state.get("Running") and time.monotonic() < settle:
+        time.sleep(0.05)
+        state = api.exec_inspect(exec_id)
+    if state.get("Running"):
+        return ExecResult(exit_code=None, output=output, timed_out=ended is None, truncated=truncated)
+    return ExecResult(exit_code=state.get("ExitCode"), output=output, truncated=truncated)
+
+
+def _exec_stream(api, exec_id: str, *, tty: bool = False):
     """Start an exec attached (docker-py's exec_start with socket=True, minus its socket-only
     reading): (the buffered reader the answer's headers were parsed from, the socket under it).
     Output must be read through that reader: a fast command's first frames may arrive in the
     same packet as the headers (over SSH channels they often do) and sit in its buffer."""
     response = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-                              data={"Tty": False, "Detach": False}, stream=True)
+                              data={"Tty": tty, "Detach": False}, stream=True)
     sock = api._get_raw_response_socket(response)  # raises the engine's refusal
     # The client's API_TIMEOUT is for one engine call; a command quiet for longer (a CLI waiting
     # on its runtime) is not a dead engine. The caller's own timeout ends the wait (_read_exec).

@@ -35,11 +35,16 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.tarstream import ChunkReader
+from agents.gateway.families import STATE_PATH, family_of
 
-STATE_PATH = "/state"
 CHUNK = 64 * 1024
+_NOT_FOUND = b"executable file not found"  # the engine's words for a program the image lacks
 HELPER_TIMEOUT = 60  # seconds a helper container may take to delete a folder
 GO_DIR = 1 << 31  # the directory bit of the engine's file mode (Go os.FileMode)
+
+
+class _ProgramMissing(Exception):
+    """The image has no such program (the engine could not start it)."""
 
 
 def state_relative(path: str) -> str:
@@ -131,7 +136,21 @@ class DockerStateFiles:
                              entries=tuple(self._entries(container, absolute, relative)))
 
     def _entries(self, container, absolute: str, relative: str) -> list[FileEntry]:
-        """The direct children of a folder, from the headers of its archive (contents skipped)."""
+        """The direct children of a folder, from the headers of its archive (contents skipped).
+        The engine cuts an archive short when a file in it changes as it is read (a runtime
+        writing its logs or database): read once more, then a transient engine error, not a 500."""
+        try:
+            return self._entries_once(container, absolute, relative)
+        except tarfile.TarError:
+            pass  # cut short once: read it again
+        try:
+            return self._entries_once(container, absolute, relative)
+        except tarfile.TarError as exc:
+            error = BackendError(f"The engine's archive of {relative or '/'} ended early: {exc}")
+            error.transient = True
+            raise error from exc
+
+    def _entries_once(self, container, absolute: str, relative: str) -> list[FileEntry]:
         chunks, _ = container.get_archive(absolute, chunk_size=CHUNK)
         entries = []
         with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as archive:
@@ -229,16 +248,26 @@ class DockerStateFiles:
             absolute = posixpath.join(parent, posixpath.basename(relative))
             if self._head(container, absolute) is None:
                 raise NotAFile(f"{relative} does not exist in the agent's state.")
-        self._run_on_state(agent, ["rm", "-rf", "--", absolute])
+        # `rm` where the image has it, else the runtime's own interpreter (an operator's image
+        # may have no coreutils; it has what its runtime runs on).
+        for command in (("rm", "-rf", "--"), family_of(agent.runtime_family).remove_command):
+            try:
+                return self._run_on_state(agent, [*command, absolute])
+            except _ProgramMissing:
+                continue
+        raise BackendError("The image has neither rm nor its runtime's interpreter: the file was not deleted.")
 
     def _run_on_state(self, agent, argv: list[str]) -> None:
-        """Run argv where the state volume is: in the running container, else in a helper."""
+        """Run argv where the state volume is: in the running container, else in a helper.
+        _ProgramMissing when the image has no argv[0]."""
         from agents.backends.docker import engine_client, engine_errors, state_volume_name
 
         with engine_errors(self.host):
             container = self._require(agent)
             if container.status == "running":
                 result = self.exec(agent, argv, timeout=HELPER_TIMEOUT, max_output=4096)
+                if result.exit_code in (126, 127) and _NOT_FOUND in result.output:
+                    raise _ProgramMissing(argv[0])
                 if result.exit_code != 0:
                     raise BackendError(f"Could not change the state: {result.output[:200]!r}")
                 return
@@ -249,7 +278,12 @@ class DockerStateFiles:
                 network_mode="none", labels=_helper_labels("delete"),
             )
             try:
-                helper.start()
+                try:
+                    helper.start()
+                except docker_errors.APIError as exc:
+                    if _NOT_FOUND.decode() in str(exc):
+                        raise _ProgramMissing(argv[0]) from exc
+                    raise
                 outcome = helper.wait(timeout=HELPER_TIMEOUT)
                 if outcome.get("StatusCode") != 0:
                     raise BackendError("Could not change the state (helper container failed).")

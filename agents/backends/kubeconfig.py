@@ -1,17 +1,29 @@
 """Reading a registered cluster's kubeconfig: YAML, self-contained (credentials and
 certificates inline, `*-data` and `token`), no file paths and no `exec`/`auth-provider` plugins,
 which would read files of, or run programs on, the control plane's host.
+
+Its shapes are checked before anything reads it (lists of named entries whose bodies are
+mappings, a current context naming them), so a malformed one is a KubeconfigInvalid, never a
+crash. `check_kubeconfig` (registering or changing a cluster) also passes every cluster's
+`server` and `proxy-url` through fleet.netsafety's outbound rule, the adopt rule (`paas`: public
+addresses only; self-hosted also private networks; loopback, link-local and metadata never
+unless OUTBOUND_ALLOWED_HOSTS names them).
 """
 
 from __future__ import annotations
 
 import yaml
+from django.conf import settings
+
+from fleet import netsafety
 
 _FILE_KEYS = {
     "clusters": ("certificate-authority",),
     "users": ("client-certificate", "client-key", "tokenFile", "token-file"),
 }
 _PLUGIN_KEYS = ("exec", "auth-provider")
+_SECTIONS = (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
+_URL_KEYS = ("server", "proxy-url")
 
 
 class KubeconfigInvalid(ValueError):
@@ -22,16 +34,15 @@ def parse_kubeconfig(text: str) -> dict:
     """The kubeconfig as a dict, checked: YAML, a current context that names a cluster and a
     user, everything inline. KubeconfigInvalid otherwise."""
     try:
-        data = yaml.safe_load(text or "")
+        data = yaml.safe_load(text or "") if isinstance(text, str) else None
     except yaml.YAMLError:
         raise KubeconfigInvalid("The kubeconfig is not valid YAML.") from None
     if not isinstance(data, dict) or not data.get("clusters") or not data.get("contexts"):
         raise KubeconfigInvalid("The kubeconfig needs clusters, users and contexts.")
+    entries = {section: _entries(data, section, body_key) for section, body_key in _SECTIONS}
+    _check_current_context(data, entries)
     for section, keys in _FILE_KEYS.items():
-        for entry in data.get(section) or []:
-            body = (entry or {}).get(section[:-1]) or {}
-            if not isinstance(body, dict):
-                raise KubeconfigInvalid(f"The kubeconfig's {section} entries are malformed.")
+        for body in entries[section].values():
             named = [key for key in keys if body.get(key)]
             if named:
                 raise KubeconfigInvalid(
@@ -54,6 +65,61 @@ def parse_kubeconfig(text: str) -> dict:
     except (ConfigException, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise KubeconfigInvalid(f"The kubeconfig cannot be used: {_first_line(exc)}") from None
     return data
+
+
+def check_kubeconfig(text: str) -> dict:
+    """A kubeconfig a cluster may be registered with: parse_kubeconfig's rules, and every URL it
+    would have Fleet connect to (each cluster's `server` and `proxy-url`) an allowed outbound
+    destination. KubeconfigInvalid otherwise."""
+    data = parse_kubeconfig(text)
+    for entry in data["clusters"]:
+        _check_urls(entry["name"], entry["cluster"])
+    return data
+
+
+def _entries(data: dict, section: str, body_key: str) -> dict[str, dict]:
+    """name -> body of a section: a list of {name: <string>, <body_key>: <mapping>}."""
+    items = data.get(section)
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise KubeconfigInvalid(f"The kubeconfig's {section} must be a list of named entries.")
+    found: dict[str, dict] = {}
+    for entry in items:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        body = entry.get(body_key) if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or not isinstance(body, dict):
+            raise KubeconfigInvalid(f"Each of the kubeconfig's {section} needs a name and a {body_key} mapping.")
+        found[name] = body
+    return found
+
+
+def _check_current_context(data: dict, entries: dict[str, dict[str, dict]]) -> None:
+    """The current context exists and names a cluster and a user the kubeconfig has."""
+    current = data.get("current-context")
+    if not isinstance(current, str) or current not in entries["contexts"]:
+        raise KubeconfigInvalid("The kubeconfig's current-context must name one of its contexts.")
+    context = entries["contexts"][current]
+    if context.get("cluster") not in entries["clusters"]:
+        raise KubeconfigInvalid("The current context's cluster is not among the kubeconfig's clusters.")
+    user = context.get("user")
+    if user is not None and user not in entries["users"]:
+        raise KubeconfigInvalid("The current context's user is not among the kubeconfig's users.")
+    namespace = context.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        raise KubeconfigInvalid("The current context's namespace must be a string.")
+
+
+def _check_urls(name: str, cluster: dict) -> None:
+    """Each URL a cluster entry would have Fleet connect to passes the outbound rule."""
+    for key in _URL_KEYS:
+        url = cluster.get(key)
+        if key == "proxy-url" and url in (None, ""):
+            continue
+        try:
+            netsafety.check_url(url, allow_private=settings.PLATFORM_MODE != "paas")
+        except netsafety.UnsafeTarget as exc:
+            raise KubeconfigInvalid(f"The {key} of the kubeconfig's cluster {name!r} is refused: {exc}") from None
 
 
 def _first_line(exc: Exception) -> str:

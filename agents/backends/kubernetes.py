@@ -11,12 +11,13 @@ it creates the replacement. Stats: agents.backends.kubernetes_stats.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import posixpath
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -30,15 +31,18 @@ from agents.backends.base import (
     LABEL_AGENT_ID,
     BackendError,
     ExecResult,
+    ExecSession,
     LiveState,
     LogLine,
     Placement,
     StatsSnapshot,
     WorkloadMissing,
+    WorkloadNotRunning,
     WorkloadSpec,
 )
+from agents.backends.follow import follow_in_thread
 from agents.backends.kubernetes_client import API_TIMEOUT, api_client, api_errors, status_of
-from agents.backends.kubernetes_exec import run_in_pod
+from agents.backends.kubernetes_exec import open_pod_shell, run_in_pod
 from agents.backends.kubernetes_logs import pod_logs
 
 logger = logging.getLogger(__name__)
@@ -48,7 +52,7 @@ SCHEDULE_WAIT_SECONDS = 5  # how long create waits for the pod to be placed on a
 
 
 class KubernetesBackend:
-    """RuntimeBackend (and WorkloadLogs) for one registered cluster."""
+    """RuntimeBackend (and WorkloadLogs, WorkloadTerminal) for one registered cluster."""
 
     def __init__(self, cluster):
         self.cluster = cluster
@@ -243,6 +247,24 @@ class KubernetesBackend:
         return pod_logs(self.core, namespace, pod["metadata"]["name"], manifests.CONTAINER, where=self.where,
                         tail=tail, since=since, follow=follow)
 
+    def follow_logs(self, agent, *, tail: int | None = 200, since: datetime | None = None) -> AsyncIterator[LogLine]:
+        # The client's log stream only blocks: read it in a thread (agents.backends.follow).
+        return follow_in_thread(self.logs(agent, tail=tail, since=since, follow=True))
+
+    async def attach_exec(self, agent, *, cols: int, rows: int) -> ExecSession:
+        """WorkloadTerminal through the pod exec subresource. The client's WebSocket only blocks:
+        the shell is opened, and read, in a thread (agents.backends.kubernetes_exec)."""
+        return await asyncio.to_thread(self._attach_blocking, agent, cols, rows)
+
+    def _attach_blocking(self, agent, cols: int, rows: int) -> ExecSession:
+        namespace, _ = self._locate(agent)
+        with api_errors(self.where):
+            try:
+                pod = self._running_pod(agent, namespace)
+                return open_pod_shell(self.core, namespace, pod, manifests.CONTAINER, cols=cols, rows=rows)
+            except ApiException as exc:  # 404: the pod went between the listing and the exec
+                raise _missing(exc, "The agent has no pod on the cluster.") from exc
+
     # -- helpers ------------------------------------------------------------------------
 
     def _read(self, read, name: str, namespace: str) -> dict | None:
@@ -370,7 +392,7 @@ class KubernetesBackend:
             raise WorkloadMissing("The agent has no pod on the cluster.")
         if (pod.get("status") or {}).get("phase") != "Running":
             phase = (pod.get("status") or {}).get("phase") or "pending"
-            raise BackendError(f"The agent's pod is {phase}, not running.")
+            raise WorkloadNotRunning(f"The agent's pod is {phase}, not running.")
         return pod["metadata"]["name"]
 
     def _gateway_port(self, namespace: str, names: manifests.ObjectNames) -> int | None:
@@ -403,15 +425,16 @@ def _live_state(deployment: dict, pod: dict | None, host_port: int | None) -> Li
     current = state.get("state") or {}
     last = (state.get("lastState") or {}).get("terminated") or {}
     restarts = int(state.get("restartCount") or 0)
+    oom_killed = ((current.get("terminated") or last).get("reason") or "") == "OOMKilled"
     if "running" in current and (pod.get("status") or {}).get("phase") == "Running":
-        return LiveState(exists=True, running=True, status="running", restart_count=restarts,
+        return LiveState(exists=True, running=True, status="running", restart_count=restarts, oom_killed=oom_killed,
                          started_at=_time((current.get("running") or {}).get("startedAt")), host_port=host_port,
                          node=node)
     waiting = (current.get("waiting") or {}).get("reason") or ""
     terminated = current.get("terminated") or {}
     status = "restarting" if waiting == "CrashLoopBackOff" else ("exited" if terminated else "created")
-    return LiveState(exists=True, running=False, status=status, restart_count=restarts, host_port=host_port,
-                     exit_code=terminated.get("exitCode", last.get("exitCode")), node=node)
+    return LiveState(exists=True, running=False, status=status, restart_count=restarts, oom_killed=oom_killed,
+                     host_port=host_port, exit_code=terminated.get("exitCode", last.get("exitCode")), node=node)
 
 
 def _status_message(exc: ApiException) -> str:

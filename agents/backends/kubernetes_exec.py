@@ -1,16 +1,26 @@
-"""Commands inside an agent's pod through the pod exec API (a WebSocket, channel.k8s.io)."""
+"""Commands and terminals inside an agent's pod through the pod exec API (a WebSocket,
+channel.k8s.io)."""
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 
 from kubernetes import client as k8s
 from kubernetes.stream import stream
+from kubernetes.stream.ws_client import RESIZE_CHANNEL, STDOUT_CHANNEL
+from websocket import WebSocketException
 
 from agents.backends.base import ExecResult
+from agents.backends.terminal import ThreadedExecSession, blocking_chunks, hangup_argv, new_marker, shell_argv
+
+logger = logging.getLogger(__name__)
 
 READ_SLICE = 0.2  # seconds one wait for output may take, so timeouts and stop_when are honoured
+READ_WAIT = 1.0  # seconds a terminal's reading thread waits on the socket before it looks again
+HANGUP_TIMEOUT = 10.0  # the hangup command takes about a second (agents.backends.terminal)
 
 
 def run_in_pod(core: k8s.CoreV1Api, namespace: str, pod: str, container: str, argv: Sequence[str], *,
@@ -51,3 +61,39 @@ def run_in_pod(core: k8s.CoreV1Api, namespace: str, pod: str, container: str, ar
     if as_result:
         return ExecResult(exit_code=code, output=bytes(output), timed_out=ended is None, truncated=truncated)
     return code, bytes(output)
+
+
+def open_pod_shell(core: k8s.CoreV1Api, namespace: str, pod: str, container: str, *,
+                   cols: int, rows: int) -> ThreadedExecSession:
+    """The container's shell with a TTY (agents.backends.terminal) through the exec subresource:
+    stdin on channel 0, the TTY's output on channel 1 (a TTY has no stderr), its size as JSON on
+    channel 4. The client's WebSocket only blocks, so a thread reads it; its sends are locked,
+    so writes may come from other threads."""
+    marker = new_marker()
+    client = stream(core.connect_get_namespaced_pod_exec, pod, namespace, container=container,
+                    command=shell_argv(marker), stdin=True, stdout=True, stderr=False, tty=True,
+                    binary=True, _preload_content=False)
+
+    def read() -> bytes:
+        try:
+            while True:
+                data = client.read_channel(STDOUT_CHANNEL)
+                if data or not client.is_open():
+                    return data or b""
+                client.update(timeout=READ_WAIT)
+        except WebSocketException:  # closed under the reader by close()
+            return b""
+
+    def resize(width: int, height: int) -> None:
+        client.write_channel(RESIZE_CHANNEL, json.dumps({"Width": width, "Height": height}).encode())
+
+    def hangup() -> None:
+        try:
+            run_in_pod(core, namespace, pod, container, hangup_argv(marker), stdin=None, timeout=HANGUP_TIMEOUT,
+                       max_output=1024, stop_when=None)
+        except Exception as exc:  # the client's and the transport's errors alike: the pod may be gone
+            logger.warning("Ending a terminal's processes failed (the pod may be gone): %s", exc)
+
+    resize(cols, rows)
+    return ThreadedExecSession(blocking_chunks(read), write=client.write_stdin, resize=resize,
+                               shutdown=client.close, hangup=hangup)

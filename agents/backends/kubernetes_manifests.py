@@ -13,11 +13,10 @@ import math
 from dataclasses import dataclass
 
 from agents.backends.base import LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
-from agents.gateway.families import FAMILIES
+from agents.gateway.families import FAMILIES, STATE_PATH
 from agents.images.rootfs import RUNTIME_UID
 
 CONTAINER = "runtime"
-STATE_PATH = "/state"  # where the runtime images keep everything (as on Docker)
 GATEWAY_PORT_NAME = "gateway"
 PUBLIC_VARIABLES = frozenset({"FLEET_AGENT_ID", "FLEET_USAGE_URL"})
 RESTARTED_AT = "fleet/restarted-at"  # pod-template annotation whose change restarts the pod
@@ -50,7 +49,7 @@ def public_variables(runtime_family: str) -> frozenset[str]:
     family = FAMILIES.get(runtime_family)
     if family is None:
         return PUBLIC_VARIABLES
-    return PUBLIC_VARIABLES | set(family.fixed_env) | {family.port_variable}
+    return PUBLIC_VARIABLES | set(family.fixed_env) | set(family.state_env) | {family.port_variable}
 
 
 def split_env(spec: WorkloadSpec) -> tuple[dict[str, str], dict[str, str]]:

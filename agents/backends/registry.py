@@ -139,6 +139,13 @@ def deploy_target_of(execution_target_id: str) -> str | None:
     return target.deploy_target if target else None
 
 
+def names_registered_target(execution_target_id: str) -> bool:
+    """Whether the id names a target someone registered (`remote:<id>`, `k8s:<id>`), not one the
+    operator configured (`docker`, `proxmox`): /api/health lists those to platform admins only."""
+    target = _target(execution_target_id)
+    return target is None or target.needs_id
+
+
 def is_registered(execution_target_id: str) -> bool:
     """A backend serves the id's kind here, and the concrete target it names exists now (a
     registered cluster or host; a configured Proxmox)."""

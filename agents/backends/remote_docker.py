@@ -20,11 +20,13 @@ from django.conf import settings
 from docker.transport.basehttpadapter import BaseHTTPAdapter
 from urllib3._collections import RecentlyUsedContainer
 
+from fleet import netsafety
+
 from . import docker as docker_backend
 from .docker import API_TIMEOUT, DockerBackend
 from .registry import UnknownTarget
 from .ssh import SshTunnel
-from .ssh_endpoint import SshEndpoint, SshFailure
+from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure
 
 BASE_URL = "http+docker://ssh"  # docker-py reads raw sockets of this base URL as SSH channels
 POOL_SIZE = 10
@@ -129,7 +131,7 @@ def _engine_string(host_id: str, endpoint: SshEndpoint) -> str:
     material = "\0".join(
         str(part) for part in (endpoint.host, endpoint.port, endpoint.username, endpoint.auth_type,
                                endpoint.docker_socket, endpoint.pinned_fingerprint, endpoint.allow_private,
-                               endpoint.private_key, endpoint.passphrase, endpoint.password)
+                               endpoint.allowed_networks, endpoint.private_key, endpoint.passphrase, endpoint.password)
     )
     generation = hashlib.sha256(material.encode()).hexdigest()[:16]
     host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
@@ -160,7 +162,14 @@ class RemoteDockerBackend(DockerBackend):
         return settings.REMOTE_DOCKER_PUBLISH_ADDRESS
 
     def _gateway_host(self) -> str:
-        return self.endpoint.host
+        """The address the agents' gateways are reached at: the host's name resolved now and
+        checked with the host's one rule (ssh_endpoint.host_addresses), the address itself
+        handed on, so nothing resolves the name again between the check and the connect (a
+        rebinding to loopback gains nothing). HostNotAllowed when the rule refuses it."""
+        try:
+            return self.endpoint.addresses()[0]
+        except netsafety.UnsafeTarget as exc:
+            raise HostNotAllowed(f"The host's address is not allowed for its agents' gateways: {exc}") from None
 
 
 def remote_docker_backend(execution_target_id: str) -> RemoteDockerBackend:

@@ -4,8 +4,9 @@ channels to the host's Docker socket.
 The host key is checked before any credential is sent: a connection to a host with a pinned
 fingerprint that presents another key is closed at once (HostKeyMismatch, fail closed). Only the
 first successful test of a host may connect without a pin (`require_pin=False`), and what it
-saw is what gets pinned. The address is checked with fleet.netsafety at every connect and the
-socket goes to exactly the checked address (no DNS rebinding between check and connect).
+saw is what gets pinned. The address is checked at every connect (ssh_endpoint.host_addresses:
+fleet.netsafety's rule and REMOTE_HOST_ALLOWED_NETWORKS) and the socket goes to exactly the
+checked address (no DNS rebinding between check and connect).
 
 Docker is reached through OpenSSH's stream-local forwarding (`direct-streamlocal@openssh.com`,
 on by default in sshd: AllowStreamLocalForwarding), so the host needs nothing but sshd and the
@@ -100,13 +101,13 @@ class StreamLocalTransport(paramiko.Transport):
 
 def _dial(endpoint: SshEndpoint) -> socket.socket:
     try:
-        addresses = netsafety.check_host(endpoint.host, endpoint.port, allow_private=endpoint.allow_private)
+        addresses = endpoint.addresses()
     except netsafety.UnsafeTarget as exc:
         raise HostNotAllowed(str(exc)) from None
     last_error: OSError | None = None
     for address in addresses:
         try:
-            return socket.create_connection((str(address), endpoint.port), timeout=CONNECT_TIMEOUT)
+            return socket.create_connection((address, endpoint.port), timeout=CONNECT_TIMEOUT)
         except OSError as exc:
             last_error = exc
     raise HostUnreachable(f"{endpoint.host}:{endpoint.port} cannot be reached ({last_error}).")

@@ -1,4 +1,7 @@
-"""What names a Remote Docker host's SSH connection and how it fails, without paramiko.
+"""What names a Remote Docker host's SSH connection and how it fails, without paramiko; and the
+one rule for where a host may be (`host_addresses`): registration, every SSH connection and every
+connection to its agents' gateways resolve the host once, check every address with it, and
+connect to exactly those addresses.
 
 agents.backends.ssh opens the connections (paramiko, about 30 MB in a process); the web process
 needs only these to validate and describe hosts, and imports ssh when it connects.
@@ -7,6 +10,8 @@ needs only these to validate and describe hosts, and imports ssh when it connect
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from fleet import netsafety
 
 from .base import BackendUnreachable
 
@@ -56,6 +61,22 @@ class SshEndpoint:
     docker_socket: str
     pinned_fingerprint: str = ""  # "SHA256:..." once a test succeeded; "" before
     allow_private: bool = True
+    # CIDRs every address of the host must lie in (REMOTE_HOST_ALLOWED_NETWORKS); None: any.
+    allowed_networks: tuple[str, ...] | None = None
     private_key: str | None = field(default=None, repr=False)
     passphrase: str | None = field(default=None, repr=False)
     password: str | None = field(default=None, repr=False)
+
+    def addresses(self, port: int | None = None) -> list[str]:
+        """The host's addresses, resolved now and each checked (host_addresses)."""
+        return host_addresses(self.host, port or self.port, allow_private=self.allow_private,
+                              allowed_networks=self.allowed_networks)
+
+
+def host_addresses(host: str, port: int, *, allow_private: bool,
+                   allowed_networks: tuple[str, ...] | None) -> list[str]:
+    """Every address `host` resolves to, once, each passing fleet.netsafety's outbound rule and
+    lying in `allowed_networks` (when given); UnsafeTarget otherwise. Connect to these, never to
+    the name again: a second lookup could answer another address (DNS rebinding)."""
+    within = netsafety.networks_of(tuple(allowed_networks)) if allowed_networks is not None else None
+    return [str(ip) for ip in netsafety.check_host(host, port, allow_private=allow_private, within=within)]

@@ -1,17 +1,18 @@
 """What the agent's console page shows besides its fields: status with the reason, the
-buttons its state allows, the gateway link, events, budgets with current spend, deploy steps."""
+buttons its state allows, whether its UI can be opened and it can be talked to, events, budgets
+with current spend, deploy steps, whether a terminal may be opened."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleet.errors import FleetError
 from fleet.models import Event
 
 from ..budgets.selectors import agent_budget_report
 from ..deploy_progress import deploy_steps
+from ..gateway.endpoint import SERVING
 from ..models import Agent, Status
-from ..services.lifecycle import IN_FLIGHT, REDEPLOYABLE, agent_gateway_url
+from ..services.lifecycle import IN_FLIGHT, REDEPLOYABLE
 
 TIMELINE_EVENTS = 25
 
@@ -47,14 +48,9 @@ def buttons_for(agent: Agent) -> list[Button]:
     return shown
 
 
-def gateway_link(agent: Agent) -> str | None:
-    """The gateway UI's URL through the API's service, or None when there is none to open."""
-    if agent.status != Status.RUNNING and not agent.is_external:
-        return None
-    try:
-        return agent_gateway_url(agent=agent).url or None
-    except FleetError:
-        return None
+def serves(agent: Agent) -> bool:
+    """Whether the agent's runtime answers now: its UI can be opened and it can be talked to."""
+    return agent.status in SERVING
 
 
 def agent_page_context(agent: Agent) -> dict:
@@ -65,10 +61,12 @@ def agent_page_context(agent: Agent) -> dict:
         "agent_paused_reason": agent.paused_reason,
         "agent_buttons": buttons_for(agent),
         "agent_can_change_resources": not agent.is_external and agent.status not in IN_FLIGHT,
-        "agent_gateway_link": gateway_link(agent),
+        "agent_serves": serves(agent),
         "agent_events": list(Event.objects.filter(agent_id=agent.pk).order_by("-occurred_at")[:TIMELINE_EVENTS]),
         "agent_budgets": report.budgets,
         "agent_deploying": agent.status in IN_FLIGHT,
         "agent_deploy_steps": deploy_steps(agent.pk) if agent.status in IN_FLIGHT else [],
         "agent_has_logs": bool(agent.container_id) and not agent.is_external,
+        # The target may still refuse a shell (409 unsupported): the panel says so when asked.
+        "agent_has_terminal": serves(agent) and bool(agent.container_id) and not agent.is_external,
     }

@@ -1,10 +1,13 @@
 """The console's agent views (AgentAdmin.get_urls wires them, behind the admin's login and
-permissions): lifecycle buttons, change resources, deploy, the logs the page polls, deploy progress.
+permissions): lifecycle buttons, change resources, deploy, deploy progress, the agent's UI (a
+link through the gateway proxy), its logs followed live, chat turns and the terminal's ticket.
 
-Every view answers at once: none holds a web worker (the Procfile's server runs two, one request
-at a time each), so any number of open agent pages leave the API served."""
+The logs and chat stream through the same services and event bodies as the API: they wait on
+the web process's event loop (fleet.edge), so open agent pages hold no worker."""
 
 from __future__ import annotations
+
+import json
 
 from django.contrib import messages
 from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
@@ -13,17 +16,24 @@ from django.urls import reverse
 
 from fleet.api.errors import error_body, status_of
 from fleet.api.principal import Principal
+from fleet.edge.sse import wants_event_stream
 from fleet.errors import FleetError, ValidationFailed
 
+from ..chat.serializers import ChatIn
+from ..chat.sse import chat_response
 from ..deploy_progress import deploy_steps
 from ..logs.query import logs_query_from
 from ..logs.services import agent_logs_list
-from ..logs.sse import log_line_data
-from ..models import Agent
+from ..logs.sse import follow_response, log_line_data
+from ..models import Agent, TerminalVia
+from ..proxy.sessions import gateway_session_create
 from ..services.deploy import agent_deploy
 from ..services.lifecycle import IN_FLIGHT, agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
 from ..services.selection import DeployRequest
+from ..terminal.access import terminal_agent
+from ..terminal.serializers import TerminalTicketOut
+from ..terminal.tickets import terminal_ticket_issue
 from .forms import DeployForm, ResourcesForm
 from .page import BUTTONS
 
@@ -108,22 +118,62 @@ def agent_deploy_view(model_admin, request):
     return TemplateResponse(request, "admin/agents/agent/deploy.html", context)
 
 
+def _error_response(exc: FleetError) -> JsonResponse:
+    """A refusal as the API's error body and status (the reason as said to platform admins)."""
+    fields = exc.fields if isinstance(exc, ValidationFailed) else None
+    return JsonResponse(error_body(exc.message, exc.code, fields), status=status_of(exc))
+
+
 def agent_logs(model_admin, request, object_id):
-    """GET: the agent's latest lines as JSON, `{"status", "lines": [{ts, stream, line}]}`, through
-    the logs service of GET /api/agents/:id/logs (`tail`, `since`: the same query and limits).
-    The page asks every 2 s with `since` = its last line's ts (inclusive: it drops the lines it
-    already has at that instant), so it never holds a worker the way a followed stream does.
-    A refusal (no workload, an engine down) is the API's error body and status."""
+    """GET: the agent's latest lines as JSON, `{"status", "lines": [{ts, stream, line}]}`, or with
+    `Accept: text/event-stream` followed live (the page's panel) through the logs services of
+    GET /api/agents/:id/logs: the same query, limits, events and stream caps. A refusal (no
+    workload, an engine down) is the API's error body and status."""
     if request.method != "GET":
         return HttpResponseNotAllowed(["GET"])
     agent = _agent(model_admin, request, object_id, change=False)
     try:
+        if wants_event_stream(request):
+            query = logs_query_from(request.GET, last_event_id=request.META.get("HTTP_LAST_EVENT_ID"))
+            return follow_response(request, user=request.user, agent=agent, query=query)
         query = logs_query_from(request.GET)
         lines = agent_logs_list(agent=agent, tail=query.tail, since=query.since)
-    except FleetError as exc:  # the reason as said to platform admins (an engine's address included)
-        fields = exc.fields if isinstance(exc, ValidationFailed) else None
-        return JsonResponse(error_body(exc.message, exc.code, fields), status=status_of(exc))
+    except FleetError as exc:
+        return _error_response(exc)
     return JsonResponse({"status": agent.status, "lines": [log_line_data(line) for line in lines]})
+
+
+def agent_chat(model_admin, request, object_id):
+    """POST `{message, sessionId?}`: a chat turn streamed as the API's events (the chat panel)."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    agent = _agent(model_admin, request, object_id, change=True)
+    try:
+        body = ChatIn(data=json.loads(request.body or b"{}"))
+    except ValueError:
+        return _error_response(ValidationFailed({"message": ["Send a JSON object."]}))
+    if not body.is_valid():
+        return _error_response(ValidationFailed({name: [str(m) for m in messages_]
+                                                 for name, messages_ in body.errors.items()}))
+    try:
+        return chat_response(request, user=request.user, agent=agent, message=body.validated_data["message"],
+                             session_id=body.validated_data.get("sessionId"))
+    except FleetError as exc:
+        return _error_response(exc)
+
+
+def agent_open_ui(model_admin, request, object_id):
+    """POST: into the agent's own UI through the gateway proxy, signed in as the operator."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    agent = _agent(model_admin, request, object_id, change=True)
+    try:
+        session = gateway_session_create(principal=Principal(user=request.user), agent=agent,
+                                         secure=request.is_secure())
+    except FleetError as exc:
+        model_admin.message_user(request, f"Could not open {agent.name}'s UI: {exc.message}", messages.ERROR)
+        return HttpResponseRedirect(_change_url(agent.pk))
+    return HttpResponseRedirect(session.url)
 
 
 def agent_progress(model_admin, request, object_id):
@@ -132,3 +182,20 @@ def agent_progress(model_admin, request, object_id):
     steps = deploy_steps(agent.pk) if agent.status in IN_FLIGHT else []
     return JsonResponse({"status": agent.status, "last_error": agent.last_error,
                          "steps": [{"name": s.name, "label": s.label, "state": s.state} for s in steps]})
+
+
+def agent_terminal(model_admin, request, object_id):
+    """POST: a ticket for the signed-in operator to open the agent's terminal (the WebSocket of
+    /api/agents/:id/terminal), as POST /api/agents/:id/terminal/session answers the API's callers:
+    `{"url", "expiresAt"}`, or the API's error body and status."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    agent = _agent(model_admin, request, object_id, change=True)
+    principal = Principal(user=request.user)
+    try:
+        terminal_agent(principal, agent.pk)  # the same people as the API's: platform admins here
+        ticket = terminal_ticket_issue(principal=principal, agent=agent, via=TerminalVia.CONSOLE,
+                                       secure=request.is_secure(), host=request.get_host())
+    except FleetError as exc:
+        return JsonResponse(error_body(exc.message, exc.code), status=status_of(exc))
+    return JsonResponse(TerminalTicketOut(ticket).data)

@@ -19,12 +19,13 @@ from rest_framework.response import Response
 from fleet.api.bodies import declared_length, raw_body
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
+from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 from fleet.errors import InvalidRequest, PayloadTooLarge
 
 from ..api.access import AgentOperator, AgentReader
 from ..backends.base import StatePath
-from .drafts import migration_draft_create
+from .drafts import migration_draft_create, migration_drafts_quota_check
 from .export import agent_export
 from .serializers import FileEntryOut, MigrationDraftOut
 from .state import state_file_delete, state_file_write, state_path_read
@@ -40,6 +41,7 @@ class AgentFilesApi(ApiView):
     @extend_schema(responses={200: OpenApiResponse(FileEntryOut(many=True), description="a folder's entries; "
                                                    "a file answers its bytes (application/octet-stream)")})
     def get(self, request, agent_id, path: str):
+        """Read a file of the agent's state, or list a folder."""
         found = state_path_read(agent=request.agent_access.agent, path=path)
         if isinstance(found, StatePath):
             return Response(FileEntryOut(found.entries, many=True).data)
@@ -47,6 +49,7 @@ class AgentFilesApi(ApiView):
 
     @extend_schema(request={OCTETS: OpenApiTypes.BINARY}, responses=SuccessOut)
     def put(self, request, agent_id, path: str):
+        """Write a file of the agent's state (its folders created)."""
         data = raw_body(request, settings.AGENT_FILE_MAX_BYTES,
                         too_large=f"A file may be at most {settings.AGENT_FILE_MAX_BYTES} bytes.")
         state_file_write(agent=request.agent_access.agent, path=path, data=data)
@@ -54,6 +57,7 @@ class AgentFilesApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, agent_id, path: str):
+        """Delete a file or a folder of the agent's state."""
         state_file_delete(agent=request.agent_access.agent, path=path)
         return Response(SuccessOut({"success": True}).data)
 
@@ -66,6 +70,7 @@ class AgentFilesRootApi(ApiView):
 
     @extend_schema(operation_id="agent_files_root_list", responses=FileEntryOut(many=True))
     def get(self, request, agent_id):
+        """List the top of the agent's state folder."""
         found = state_path_read(agent=request.agent_access.agent, path="")
         return Response(FileEntryOut(found.entries, many=True).data)
 
@@ -76,6 +81,7 @@ class AgentExportApi(ApiView):
 
     @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})
     def get(self, request, agent_id):
+        """Download the agent as a bundle: manifest and state, without secrets."""
         agent = request.agent_access.agent
         bundle = agent_export(agent=agent)  # whole before the answer starts: its failures are answers too
         filename = slugify(agent.name) or "agent"
@@ -84,6 +90,7 @@ class AgentExportApi(ApiView):
 
 
 class AgentMigrationsApi(ApiView):
+    documented_errors = (409, 429, 503)
     access = {"POST": (SessionOnly,)}
 
     @extend_schema(
@@ -93,6 +100,11 @@ class AgentMigrationsApi(ApiView):
         responses={201: MigrationDraftOut},
     )
     def post(self, request):
+        """Upload an export bundle as a migration draft to deploy from (session only)."""
+        user = self.principal.user
+        # Before the body is read: each upload is a walk of up to 200 MB and a file on disk.
+        throttle("migration-upload", user.pk, settings.MIGRATION_UPLOAD_RATE_PER_USER)
+        migration_drafts_quota_check(user=user)
         limit = settings.MIGRATION_BUNDLE_MAX_BYTES
         if declared_length(request) > limit + 64 * 1024:  # the form's own bytes around the file
             raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
@@ -106,5 +118,5 @@ class AgentMigrationsApi(ApiView):
             raise InvalidRequest("Send the bundle as the multipart field 'bundle'.")
         if upload.size > limit:
             raise PayloadTooLarge(f"A bundle may be at most {limit} bytes.")
-        draft = migration_draft_create(user=self.principal.user, upload=upload)
+        draft = migration_draft_create(user=user, upload=upload, size=upload.size)
         return Response(MigrationDraftOut(draft).data, status=status.HTTP_201_CREATED)

@@ -3,7 +3,7 @@
 Written by `bundle_write` into a file (tar headers and blocks fed through one gzip compressor
 as the engine's archive arrives), never held whole in memory; read back by `bundle_validate`, which walks the
 whole upload once and refuses anything but `manifest.json` and regular files and folders under
-`state/`.
+`state/`, and the secrets files an export leaves out (one rule for both: `is_secret_path`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from django.conf import settings
 from django.utils import timezone
 
 from fleet.api.parsers import loads
@@ -24,6 +23,7 @@ from fleet.api.parsers import loads
 from ..backends.tarstream import ChunkReader
 from ..gateway.families import FAMILIES
 from ..models import Agent
+from .bundle_walk import BundleWalk
 from .errors import BundleInvalid
 
 FORMAT = "fleet-agent-bundle"
@@ -35,13 +35,22 @@ MAX_MANIFEST_BYTES = 256 * 1024
 
 # Files of a runtime's state that hold secrets and never leave in an export: Hermes's `.env`
 # (provider and integration keys), OpenClaw's config (channel tokens, MCP credentials), the
-# device identities and auth profiles both keep, and any private key.
-SECRET_NAMES = {".env", "auth.json", "openclaw.json", "auth-profiles.json", "credentials.json"}
-SECRET_FOLDERS = {"identity", "credentials", "devices", ".ssh"}
+# device identities and auth profiles both keep, exec approvals (a socket token), any private
+# key, and the credential stores tools keep under HOME (git, netrc, npm, PyPI, PostgreSQL, gh,
+# Docker, kubectl, AWS, gcloud, GnuPG).
+SECRET_NAMES = {".env", "auth.json", "openclaw.json", "auth-profiles.json", "credentials.json",
+                "exec-approvals.json", ".git-credentials", ".netrc", ".npmrc", ".pypirc", ".pgpass"}
+SECRET_FOLDERS = {"identity", "credentials", "devices", ".ssh", ".gnupg", ".aws", ".kube"}
+SECRET_PREFIXES = ("openclaw.json.", ".env.", "id_")
 SECRET_SUFFIXES = (".pem", ".key", ".env")
+# Whole paths (their last parts) that are secret only together: a `config.json` is not, Docker's is.
+SECRET_PATHS = ((".config", "gh", "hosts.yml"), (".docker", "config.json"), (".config", "gcloud"))
 
 
 def is_secret_path(relative: str) -> bool:
+    """The one rule for secrets in a runtime's state: the files API refuses them, an export leaves
+    them out. Matched on names, folders and path endings anywhere under the state folder (HOME is
+    one of its folders), never on contents."""
     parts = [p for p in relative.split("/") if p]
     if not parts:
         return False
@@ -49,10 +58,17 @@ def is_secret_path(relative: str) -> bool:
     return (
         name in SECRET_NAMES
         or name in SECRET_FOLDERS
-        or name.startswith(("openclaw.json.", ".env.", "id_"))
+        or name.startswith(SECRET_PREFIXES)
         or name.endswith(SECRET_SUFFIXES)
         or any(part in SECRET_FOLDERS for part in parts[:-1])
+        or any(_contains(parts, ending) for ending in SECRET_PATHS)
     )
+
+
+def _contains(parts: list[str], ending: tuple[str, ...]) -> bool:
+    """`ending` as consecutive parts of the path: the path is that file or folder, or inside it."""
+    size = len(ending)
+    return any(tuple(parts[i:i + size]) == ending for i in range(len(parts) - size + 1))
 
 
 def manifest_for(agent: Agent) -> dict:
@@ -191,27 +207,28 @@ def manifest_clean(raw: bytes) -> dict:
 
 
 def bundle_validate(upload: BinaryIO) -> dict:
-    """Walk an uploaded `.tar.gz` once; its cleaned manifest, or 400 invalid_bundle."""
+    """Walk an uploaded `.tar.gz` once, in bounded pieces (bundle_walk); its cleaned manifest, or
+    400 invalid_bundle, or 413 bundle_too_large naming the limit a bomb ran into. A secrets file
+    export leaves out (is_secret_path) is refused too: an export never holds one, so a bundle that
+    does was made or edited elsewhere and would plant a runtime's config (gateway auth, plugins)."""
     manifest = None
-    total = 0
-    limit = settings.MIGRATION_STATE_MAX_BYTES
+    walk = BundleWalk(upload)
     try:
-        with tarfile.open(fileobj=upload, mode="r|gz") as archive:
-            for member in archive:
-                name = _check_name(member.name)
-                if member.issym() or member.islnk():
-                    raise BundleInvalid(f"The bundle holds a link: {name[:100]!r}.")
-                if not (member.isfile() or member.isdir()):
-                    raise BundleInvalid(f"The bundle holds a special file: {name[:100]!r}.")
-                if name == MANIFEST:
-                    if manifest is not None or not member.isfile() or member.size > MAX_MANIFEST_BYTES:
-                        raise BundleInvalid("The bundle's manifest.json is repeated, not a file or too large.")
-                    manifest = manifest_clean(archive.extractfile(member).read())
-                    continue
-                total += member.size
-                if total > limit:
-                    raise BundleInvalid(f"The bundle's state is larger than {limit} bytes once unpacked.")
-    except (tarfile.TarError, EOFError, zlib.error, OSError, UnicodeError) as exc:
+        for entry in walk.entries():
+            name = _check_name(entry.name)
+            if entry.type in (tarfile.SYMTYPE, tarfile.LNKTYPE):
+                raise BundleInvalid(f"The bundle holds a link: {name[:100]!r}.")
+            if not (entry.is_file or entry.is_dir):
+                raise BundleInvalid(f"The bundle holds a special file: {name[:100]!r}.")
+            if name == MANIFEST:
+                if manifest is not None or not entry.is_file or entry.size > MAX_MANIFEST_BYTES:
+                    raise BundleInvalid("The bundle's manifest.json is repeated, not a file or too large.")
+                manifest = manifest_clean(walk.content(entry))
+                continue
+            if name != STATE and is_secret_path(name[len(STATE) + 1:]):
+                raise BundleInvalid(f"The bundle holds {name[:200]}, a file of the runtime's secrets that an "
+                                    "export leaves out; remove it from the bundle.")
+    except (EOFError, zlib.error, OSError, UnicodeError) as exc:
         raise BundleInvalid(f"The bundle is not a readable .tar.gz ({type(exc).__name__}).") from None
     if manifest is None:
         raise BundleInvalid("The bundle has no manifest.json.")

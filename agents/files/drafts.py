@@ -24,7 +24,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from .bundle import bundle_validate
-from .errors import BundleInvalid, DraftNotFound
+from .errors import BundleInvalid, DraftNotFound, DraftQuotaExceeded
 
 BUNDLE = "bundle.tar.gz"
 META = "draft.json"
@@ -51,8 +51,36 @@ def import_path(agent_id) -> Path:
     return _root() / "imports" / f"{uuid.UUID(str(agent_id)).hex}.tar.gz"
 
 
-def migration_draft_create(*, user, upload: BinaryIO) -> MigrationDraft:
-    """Validate an uploaded bundle and keep it as a draft of `user`."""
+def migration_drafts_quota_check(*, user, adding_bytes: int = 0) -> None:
+    """409 draft_quota_exceeded when `user` already holds MIGRATION_DRAFTS_MAX_PER_USER live
+    drafts, or when `adding_bytes` more would pass MIGRATION_DRAFTS_MAX_BYTES_PER_USER on disk.
+    Two uploads of one user at the same instant may both pass; the upload throttle bounds that."""
+    count, size = 0, 0
+    now = timezone.now()
+    if _drafts().is_dir():
+        for folder in _drafts().iterdir():
+            draft = _load(folder)
+            if draft is None or draft.owner_id != str(user.pk) or draft.expires_at <= now:
+                continue
+            count += 1
+            try:
+                size += (folder / BUNDLE).stat().st_size
+            except FileNotFoundError:  # consumed meanwhile
+                count -= 1
+    if count >= settings.MIGRATION_DRAFTS_MAX_PER_USER:
+        raise DraftQuotaExceeded(f"You hold {count} migration drafts, the most allowed "
+                                 f"(MIGRATION_DRAFTS_MAX_PER_USER={settings.MIGRATION_DRAFTS_MAX_PER_USER}); "
+                                 "deploy one or let them expire.")
+    if size + adding_bytes > settings.MIGRATION_DRAFTS_MAX_BYTES_PER_USER:
+        raise DraftQuotaExceeded(f"Your migration drafts would take more than "
+                                 f"{settings.MIGRATION_DRAFTS_MAX_BYTES_PER_USER} bytes "
+                                 "(MIGRATION_DRAFTS_MAX_BYTES_PER_USER); deploy one or let them expire.")
+
+
+def migration_draft_create(*, user, upload: BinaryIO, size: int) -> MigrationDraft:
+    """Validate an uploaded bundle of `size` bytes and keep it as a draft of `user`, within the
+    user's draft quota."""
+    migration_drafts_quota_check(user=user, adding_bytes=size)
     manifest = bundle_validate(upload)
     upload.seek(0)
     draft = MigrationDraft(id=str(uuid.uuid4()), owner_id=str(user.pk), manifest=manifest,
@@ -129,4 +157,4 @@ def migration_drafts_expire() -> int:
 
 
 __all__ = ["BundleInvalid", "MigrationDraft", "import_path", "migration_draft_consume", "migration_draft_create",
-           "migration_draft_get", "migration_drafts_expire"]
+           "migration_draft_get", "migration_drafts_expire", "migration_drafts_quota_check"]

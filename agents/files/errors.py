@@ -39,3 +39,15 @@ class SecretFile(Forbidden):
 class StateKeptChanging(Conflict):
     code = "state_changing"
     default_message = "The agent's state kept changing while it was exported; stop the agent, or try again."
+
+
+class BundleTooLarge(PayloadTooLarge):
+    """A bundle within the upload cap that unpacks past a limit (a bomb); the message names it."""
+
+    code = "bundle_too_large"
+    default_message = "The bundle unpacks past a limit of migration bundles."
+
+
+class DraftQuotaExceeded(Conflict):
+    code = "draft_quota_exceeded"
+    default_message = "You hold as many migration drafts as allowed; deploy one or let them expire."

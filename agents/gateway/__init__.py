@@ -17,7 +17,11 @@ from ..models import Agent
 from .base import (
     Approval,
     ChannelState,
+    ChatEvent,
+    ChatMessage,
     ChatReply,
+    ChatSession,
+    ChatUsage,
     Handshake,
     Readiness,
     RuntimeGateway,
@@ -25,7 +29,7 @@ from .base import (
     UsageRow,
     as_json,
 )
-from .endpoint import Endpoint, endpoint_for, gateway_public_host
+from .endpoint import Endpoint, endpoint_for
 from .errors import (
     AgentNotRunning,
     GatewayAuthRefused,
@@ -64,7 +68,11 @@ __all__ = [
     "AgentNotRunning",
     "Approval",
     "ChannelState",
+    "ChatEvent",
+    "ChatMessage",
     "ChatReply",
+    "ChatSession",
+    "ChatUsage",
     "Endpoint",
     "Family",
     "GatewayAuthRefused",
@@ -85,7 +93,6 @@ __all__ = [
     "family_of",
     "gateway_for",
     "gateway_readiness",
-    "gateway_public_host",
     "listener_hooks",
     "register_listener_hook",
     "unregister_listener_hook",

@@ -9,12 +9,13 @@ Results that every family can give the same way are dataclasses; the runtime's o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import NoReturn
 
 from .errors import GatewayUnsupported
+from .ui_relay import UiRelay
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,76 @@ class ChatReply:
 
 
 @dataclass(frozen=True)
+class ChatUsage:
+    """What one chat turn cost, as the runtime counted it (provider and model as it names them)."""
+
+    model: str
+    provider: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None  # None: the runtime did not price it
+    # When the runtime's own usage report files this turn (Hermes files a whole conversation
+    # under the moment it started); None: now.
+    counted_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ChatEvent:
+    """One step of a chat turn, the same for every family. `kind` and its `data`:
+    delta {text}, tool {name, status}, approval {id, command}, error {code, message},
+    done {sessionId} (with `usage` when the runtime reported it)."""
+
+    kind: str
+    data: dict
+    usage: ChatUsage | None = None
+    run_id: str = ""  # the runtime's id of the turn (usage is recorded once per run)
+
+
+def chat_delta(text: str) -> ChatEvent:
+    return ChatEvent("delta", {"text": text})
+
+
+def chat_tool(name: str, status: str) -> ChatEvent:
+    return ChatEvent("tool", {"name": name, "status": status})
+
+
+def chat_approval(approval_id: str, command: str) -> ChatEvent:
+    return ChatEvent("approval", {"id": approval_id, "command": command})
+
+
+def chat_error(code: str, message: str) -> ChatEvent:
+    return ChatEvent("error", {"code": code, "message": message})
+
+
+def chat_done(session_id: str, usage: ChatUsage | None, run_id: str) -> ChatEvent:
+    return ChatEvent("done", {"sessionId": session_id}, usage=usage, run_id=run_id)
+
+
+def message_text(content) -> str:
+    """A transcript message's text: a string, or a list of parts (OpenAI's and OpenClaw's shape)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
+    return ""
+
+
+@dataclass(frozen=True)
+class ChatSession:
+    id: str
+    title: str
+    updated_at: str | None  # ISO 8601, as the runtime last touched it
+    message_count: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # user | assistant | tool | system
+    text: str
+    at: str | None = None  # ISO 8601
+
+
+@dataclass(frozen=True)
 class Approval:
     id: str
     command: str
@@ -100,6 +171,11 @@ class RuntimeGateway(ABC):
 
     def _unsupported(self, operation: str) -> NoReturn:
         raise GatewayUnsupported(f"The {self.family} runtime does not support {operation}.")
+
+    # -- the runtime's own UI, through the gateway proxy ----------------------------------------
+    def ui_relay(self) -> UiRelay:
+        """What the proxy does to the UI's WebSocket frames (nothing, unless a family says)."""
+        return UiRelay()
 
     # -- reachability --------------------------------------------------------------------
     @abstractmethod
@@ -147,6 +223,20 @@ class RuntimeGateway(ABC):
 
     def send_message(self, text: str, *, conversation: str, timeout: float | None = None) -> ChatReply:
         self._unsupported("chat turns")
+
+    # -- chat (the door's chat panel and POST /agents/:id/chat) ---------------------------------
+    def chat(self, message: str, *, session_id: str | None) -> AsyncIterator[ChatEvent]:
+        """One turn, streamed: its ChatEvents as they happen, ending with `done` (or `error`).
+        Waits on the event loop; the runtime is reached when the iterator is first read."""
+        self._unsupported("chat")
+
+    def chat_sessions(self) -> list[ChatSession]:
+        """The runtime's conversations, most recently active first."""
+        self._unsupported("chat history")
+
+    def chat_messages(self, session_id: str) -> list[ChatMessage]:
+        """One conversation's messages, oldest first; GatewayError when it does not exist."""
+        self._unsupported("chat history")
 
     # -- sandbox policy and approvals ----------------------------------------------------------
     def exec_policy_get(self) -> dict:

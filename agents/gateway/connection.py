@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from . import protocol
 from .device import DeviceIdentity
 from .endpoint import Endpoint
-from .errors import GatewayError, GatewayProtocolError, GatewayUnreachable, scrub
+from .errors import GatewayError, GatewayProtocolError, GatewayUnreachable, runtime_text, scrub
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ class OpenClawConnection:
         return frame
 
     def _closed_error(self, code: int | None, reason: str) -> GatewayError | GatewayUnreachable:
-        shown = f" ({code}: {scrub(reason, self._secrets)})" if code else ""
+        shown = f" ({code}: {runtime_text(reason, self._secrets)})" if code else ""
         error = GatewayUnreachable(f"The agent's gateway closed the connection{shown}.")
         error.retryable = code in protocol.RETRYABLE_CLOSE_CODES
         return error

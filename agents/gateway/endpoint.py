@@ -48,8 +48,16 @@ class Endpoint:
 
     @property
     def ws_url(self) -> str:
+        return self.ws_url_for("/")
+
+    def ws_url_for(self, target: str) -> str:
         scheme = "wss" if self.scheme == "https" else "ws"
-        return f"{scheme}://{self._authority}{self.path}/"
+        return f"{scheme}://{self._authority}{self.path}{target}"
+
+    @property
+    def origin(self) -> str:
+        """The runtime's own origin, as a page it served itself would send it."""
+        return f"{self.scheme}://{self._authority}"
 
     def dial_addresses(self) -> list[str]:
         """The addresses to connect to. For adopted agents: resolved now and every one checked
@@ -122,12 +130,3 @@ def endpoint_for(agent: Agent, *, allow_starting: bool = False) -> Endpoint:
     if agent.is_external:
         return _adopted(agent, family, token)
     return _provisioned(agent, family, token)
-
-
-def gateway_public_host(fallback: str) -> str:
-    """The host browsers use for gateway UIs: GATEWAY_PUBLIC_HOST, else the engine's host.
-
-    Never the control plane's own host by default: cookies ignore ports, so a gateway UI served
-    on the control plane's host would receive its session cookie (docs/configuration.md).
-    """
-    return settings.GATEWAY_PUBLIC_HOST or fallback

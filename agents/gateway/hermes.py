@@ -8,17 +8,39 @@ cumulative per session with no per-day split; a session counts on the UTC day it
 
 from __future__ import annotations
 
+import json
 import re
+import secrets
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, time
 
 from . import http
-from .base import ChannelState, ChatReply, Handshake, Readiness, RuntimeGateway, Usage, UsageRow
+from .async_http import open_request
+from .base import (
+    ChannelState,
+    ChatEvent,
+    ChatMessage,
+    ChatReply,
+    ChatSession,
+    ChatUsage,
+    Handshake,
+    Readiness,
+    RuntimeGateway,
+    Usage,
+    UsageRow,
+    chat_delta,
+    chat_done,
+    chat_error,
+    chat_tool,
+    message_text,
+)
 from .connection import CALL_TIMEOUT
 from .endpoint import Endpoint
-from .errors import GatewayError, GatewayProtocolError
+from .errors import GatewayError, GatewayProtocolError, scrub
 
 CHAT_TIMEOUT = 120.0
+CHAT_IDLE_SECONDS = 300.0  # a turn whose stream says nothing (not even its keep-alive) this long is dead
 PAGE = 200  # Hermes' largest page of /api/sessions
 MAX_PAGES = 50  # 10,000 sessions: a bound on one pull, not a limit anyone should reach
 CONTROL_PLATFORM = "api_server"  # the API Fleet talks through, not a messaging channel
@@ -126,6 +148,74 @@ class HermesGateway(RuntimeGateway):
             output_tokens=usage.get("completion_tokens"),
         )
 
+    # -- chat ----------------------------------------------------------------------------------
+    async def chat(self, message: str, *, session_id: str | None) -> AsyncIterator[ChatEvent]:
+        """A turn through `/v1/chat/completions` streamed (OpenAI's chunks, Hermes' tool progress
+        events). A new conversation gets a session id of Fleet's own: without one Hermes derives
+        it from the first message, and two chats opening with "hi" would share their history."""
+        session = session_id or f"fleet-{secrets.token_hex(8)}"
+        body = {"model": "hermes-agent", "stream": True, "messages": [{"role": "user", "content": message}]}
+        headers = {"X-Hermes-Session-Id": session, "Content-Type": "application/json", "Accept": "text/event-stream"}
+        async with open_request(self.endpoint, "POST", "/v1/chat/completions", headers=headers,
+                                data=json.dumps(body), read_timeout=CHAT_IDLE_SECONDS) as response:
+            if response.status >= 300:
+                text = (await response.text())[:2000]
+                raise http.refusal(response.status, _json_or_none(text), text, (self.endpoint.token,),
+                                   what="the chat turn")
+            session = response.headers.get("X-Hermes-Session-Id") or session
+            usage, run_id = None, ""
+            async for event, data in _server_sent_events(response.content):
+                run_id = str(data.get("id") or run_id)
+                if event == "hermes.tool.progress":
+                    yield chat_tool(str(data.get("tool") or data.get("name") or "tool"),
+                                    str(data.get("status") or "running"))
+                    continue
+                choice = (data.get("choices") or [{}])[0]
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    yield chat_delta(text)
+                if data.get("usage"):
+                    usage = data["usage"]
+                if choice.get("finish_reason") == "error":
+                    error = data.get("error") or {}
+                    yield chat_error("runtime_error", scrub(error.get("message") or "The agent's run failed.",
+                                                            (self.endpoint.token,)))
+                    return
+            yield chat_done(session, await self._turn_usage(session, usage) if usage else None, run_id=run_id)
+
+    async def _turn_usage(self, session: str, usage: dict) -> ChatUsage:
+        """The turn's tokens under the key Hermes' own usage report files them: the session's
+        real model (a chunk names only "hermes-agent") and the moment the session started."""
+        row = {}
+        async with open_request(self.endpoint, "GET", f"/api/sessions/{session}", read_timeout=self.timeout) as answer:
+            if answer.status == 200:
+                row = (await answer.json(content_type=None)).get("session") or {}
+        started = row.get("started_at")
+        return ChatUsage(
+            model=str(row.get("model") or ""), provider="",  # Hermes' session rows name no provider
+            input_tokens=int(usage.get("prompt_tokens") or 0), output_tokens=int(usage.get("completion_tokens") or 0),
+            counted_at=datetime.fromtimestamp(started, tz=UTC) if isinstance(started, (int, float)) else None,
+        )
+
+    def chat_sessions(self) -> list[ChatSession]:
+        rows = self._get(f"/api/sessions?limit={PAGE}").get("data")
+        if not isinstance(rows, list):
+            raise GatewayProtocolError("GET /api/sessions did not answer with a list of sessions.")
+        return [ChatSession(id=str(row.get("id")), title=str(row.get("title") or row.get("preview") or ""),
+                            updated_at=_iso(row.get("last_active") or row.get("started_at")),
+                            message_count=row.get("message_count"))
+                for row in rows if row.get("id")]
+
+    def chat_messages(self, session_id: str) -> list[ChatMessage]:
+        if _UNSAFE_ID.search(session_id):
+            raise GatewayError("No such conversation.", status=404)
+        rows = self._get(f"/api/sessions/{session_id}/messages").get("data")
+        if not isinstance(rows, list):
+            raise GatewayProtocolError("The session's messages did not come as a list.")
+        return [ChatMessage(role=str(row.get("role") or ""), text=message_text(row.get("content")),
+                            at=_iso(row.get("timestamp")))
+                for row in rows if isinstance(row, dict)]
+
     # -- approvals -----------------------------------------------------------------------------
     def approval_resolve(self, approval_id: str, decision: str) -> dict:
         """Answer a run's pending approval; `approval_id` is the run's id (Hermes asks per run)."""
@@ -163,3 +253,36 @@ def _rows_by_day(sessions: list[dict]) -> list[UsageRow]:
         )
         for (day, model), s in sorted(totals.items())
     ]
+
+
+def _iso(value) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=UTC).isoformat().replace("+00:00", "Z")
+    return str(value) if value else None
+
+
+def _json_or_none(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+async def _server_sent_events(body) -> AsyncIterator[tuple[str, dict]]:
+    """(event name, JSON data) of each event of an SSE body; comments and `[DONE]` skipped."""
+    event, data = "", []
+    async for raw in body:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if line.startswith(":"):
+            continue
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif not line and data:
+            text = "\n".join(data)
+            if text != "[DONE]":
+                parsed = _json_or_none(text)
+                if isinstance(parsed, dict):
+                    yield event, parsed
+            event, data = "", []

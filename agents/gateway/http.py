@@ -16,7 +16,15 @@ import requests
 from fleet import netsafety
 
 from .endpoint import Endpoint
-from .errors import GatewayAuthRefused, GatewayError, GatewayProtocolError, GatewayUnreachable, scrub
+from .errors import (
+    GatewayAuthRefused,
+    GatewayError,
+    GatewayProtocolError,
+    GatewayUnreachable,
+    runtime_code,
+    runtime_text,
+    scrub,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,13 +72,14 @@ def _json_of(text: str, status: int):
 
 
 def refusal(status: int, body, text: str, secrets, *, what: str) -> GatewayError:
-    """The error for a non-2xx answer, with the runtime's own message (scrubbed)."""
+    """The error for a non-2xx answer, with the runtime's own message in its short, scrubbed
+    form (errors.runtime_text); a body that is not the runtime's JSON error gives none."""
     detail = body.get("error") if isinstance(body, dict) else None
     if isinstance(detail, dict):
-        message, code = str(detail.get("message") or ""), str(detail.get("code") or "")
+        message, code = runtime_text(detail.get("message"), secrets), runtime_code(detail.get("code"))
     else:
-        message, code = str(detail or text or "")[:300], ""
-    message = scrub(message, secrets) or f"HTTP {status}"
+        message, code = runtime_text(detail, secrets), ""
+    message = message or f"HTTP {status}"
     if status in (401, 403):
         return GatewayAuthRefused(f"The runtime refused the agent's token: {message}", runtime_code=code, status=status)
     return GatewayError(f"The runtime refused {what} (HTTP {status}): {message}", runtime_code=code,

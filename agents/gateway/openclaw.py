@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
@@ -23,12 +24,32 @@ from typing import TypeVar
 from django.db import connections
 
 from . import http
-from .base import Approval, ChannelState, ChatReply, Handshake, Readiness, RuntimeGateway, Usage, UsageRow
+from .base import (
+    Approval,
+    ChannelState,
+    ChatEvent,
+    ChatMessage,
+    ChatReply,
+    ChatSession,
+    ChatUsage,
+    Handshake,
+    Readiness,
+    RuntimeGateway,
+    Usage,
+    UsageRow,
+    chat_approval,
+    chat_delta,
+    chat_done,
+    chat_error,
+    chat_tool,
+    message_text,
+)
 from .connection import CALL_TIMEOUT, OpenClawConnection
 from .device import DeviceIdentity, installation_device
 from .endpoint import Endpoint
 from .errors import GatewayError, GatewayProtocolError, GatewayUnreachable
 from .protocol import ADMIN, APPROVALS, READ, WRITE
+from .ui_relay import OpenClawUiRelay
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +59,10 @@ ATTEMPTS = 4  # one call and at most three retries of a retryable refusal
 BACKOFF_SECONDS = 0.25  # doubles each retry, unless the runtime says how long to wait
 MAX_BACKOFF_SECONDS = 5.0
 CHAT_TIMEOUT = 120.0
+# A streamed turn ends with an error when the runtime says nothing about it (not even a status
+# or a tool's output) this long: a dead run, not a slow one.
+CHAT_IDLE_SECONDS = 300.0
+CHAT_HISTORY_LIMIT = 200  # messages of a conversation read at most (its latest)
 USAGE_MAX_DAYS = 92  # one sessions.usage call per day: bound what one pull may ask for
 # OpenClaw recomputes its usage cache for a few seconds after a run ("refreshing"); wait that
 # long at most, then answer complete=False and let the next pull see the rest.
@@ -256,6 +281,55 @@ class OpenClawGateway(RuntimeGateway):
             output_tokens=usage.get("output"),
         )
 
+    # -- the Control UI, through the gateway proxy -------------------------------------------------
+    def ui_relay(self) -> OpenClawUiRelay:
+        return OpenClawUiRelay(self.endpoint, self.device)  # the device is read now, in sync code
+
+    # -- chat (streamed) ----------------------------------------------------------------------------
+    def chat(self, message: str, *, session_id: str | None) -> AsyncIterator[ChatEvent]:
+        """`chat.send` on a connection held for the whole turn, its `chat` and `agent` events
+        (measured on 2026.9.6: `chat` state delta/final/error/aborted; `agent` stream `item`
+        for tools), and the turn's usage from the transcript once it is final."""
+        self.device  # noqa: B018 - read now, in sync code: the turn runs on the event loop
+        session_key = session_id or f"agent:main:fleet-{secrets.token_hex(6)}"
+        return self._chat_turn(message, session_key)
+
+    async def _chat_turn(self, message: str, session_key: str) -> AsyncIterator[ChatEvent]:
+        frames: asyncio.Queue = asyncio.Queue()
+        async with self.connection([READ, WRITE, APPROVALS], on_event=frames.put_nowait) as connection:
+            ack = await connection.call("chat.send", {"sessionKey": session_key, "message": message,
+                                                      "idempotencyKey": uuid.uuid4().hex}) or {}
+            run_id = str(ack.get("runId") or "")
+            while True:
+                try:
+                    async with asyncio.timeout(CHAT_IDLE_SECONDS):
+                        frame = await frames.get()
+                except TimeoutError:
+                    yield chat_error("gateway_timeout", f"The agent said nothing for {CHAT_IDLE_SECONDS:g} s.")
+                    return
+                event = _chat_event_of(frame, run_id, session_key)
+                if event is _FINAL:
+                    break
+                if event is not None:
+                    yield event
+                    if event.kind == "error":
+                        return
+            usage = _turn_usage(await connection.call("chat.history", {"sessionKey": session_key,
+                                                                       "limit": CHAT_HISTORY_LIMIT}), run_id)
+        yield chat_done(session_key, usage, run_id)
+
+    def chat_sessions(self) -> list[ChatSession]:
+        listing = self._call([READ], "sessions.list", {"limit": 1000}) or {}
+        return [ChatSession(id=str(row["key"]), title=str(row.get("label") or row.get("displayName") or row["key"]),
+                            updated_at=_iso_ms(row.get("updatedAt")), message_count=row.get("messageCount"))
+                for row in listing.get("sessions") or [] if row.get("key")]
+
+    def chat_messages(self, session_id: str) -> list[ChatMessage]:
+        history = self._call([READ], "chat.history", {"sessionKey": session_id, "limit": CHAT_HISTORY_LIMIT}) or {}
+        return [ChatMessage(role=str(row.get("role") or ""), text=message_text(row.get("content")),
+                            at=_iso_ms(row.get("timestamp")))
+                for row in history.get("messages") or [] if isinstance(row, dict)]
+
     # -- sandbox policy and approvals ----------------------------------------------------------------
     def exec_policy_get(self) -> dict:
         payload = self._call([ADMIN], "exec.approvals.get") or {}
@@ -322,6 +396,57 @@ def _usage_rows(day: date, payload: dict) -> list[UsageRow]:
             calls=_number(entry.get("count")),
         ))
     return rows
+
+
+_FINAL = ChatEvent("final", {})
+
+
+def _chat_event_of(frame: dict, run_id: str, session_key: str) -> ChatEvent | None:
+    """The ChatEvent a frame of the turn means (_FINAL once it is over), None for the others."""
+    name, payload = frame.get("event"), frame.get("payload") or {}
+    if name == "exec.approval.requested":
+        request = payload.get("request") or {}
+        if request.get("sessionKey") == session_key:
+            return chat_approval(str(payload.get("id") or ""), str(request.get("command") or ""))
+        return None
+    if payload.get("runId") != run_id:
+        return None
+    if name == "chat":
+        state = payload.get("state")
+        if state == "delta" and payload.get("deltaText"):
+            return chat_delta(str(payload["deltaText"]))
+        if state == "final":
+            return _FINAL
+        if state in ("error", "aborted"):
+            return chat_error("runtime_error" if state == "error" else "aborted",
+                              str(payload.get("errorMessage") or payload.get("error") or f"The run ended {state}."))
+    if name == "agent" and payload.get("stream") == "item":
+        data = payload.get("data") or {}
+        if data.get("kind") == "tool" and data.get("phase") in ("start", "end"):
+            return chat_tool(str(data.get("name") or "tool"), str(data.get("status") or data["phase"]))
+    return None
+
+
+def _turn_usage(history: dict, run_id: str) -> ChatUsage | None:
+    """The turn's tokens and cost, summed over its assistant messages in the transcript."""
+    mine = [row for row in (history or {}).get("messages") or []
+            if row.get("role") == "assistant" and (row.get("__openclaw") or {}).get("runId") == run_id
+            and isinstance(row.get("usage"), dict)]
+    if not mine:
+        return None
+    costs = [((row["usage"].get("cost") or {}).get("total")) for row in mine]
+    return ChatUsage(
+        model=str(mine[-1].get("model") or ""), provider=str(mine[-1].get("provider") or ""),
+        input_tokens=sum(_number(row["usage"].get("input")) for row in mine),
+        output_tokens=sum(_number(row["usage"].get("output")) for row in mine),
+        cost_usd=sum(costs) if all(isinstance(c, (int, float)) for c in costs) else None,
+    )
+
+
+def _iso_ms(value) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+    return None
 
 
 def _present(params: dict) -> dict:

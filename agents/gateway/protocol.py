@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from .device import DeviceIdentity
-from .errors import GatewayAuthRefused, GatewayError, GatewayProtocolError, scrub
+from .errors import GatewayAuthRefused, GatewayError, GatewayProtocolError, runtime_code, runtime_text
 
 PROTOCOL = 4
 CLIENT_ID = "gateway-client"  # one of OpenClaw's fixed client ids; a backend uses this one
@@ -77,9 +77,9 @@ def error_from_frame(error, *, method: str, secrets=()) -> GatewayError:
     """The exception for a response's `error` object (its message scrubbed of secrets)."""
     error = error if isinstance(error, dict) else {}
     details = error.get("details") if isinstance(error.get("details"), dict) else {}
-    code = str(error.get("code") or "")
-    detail_code = str(details.get("code") or details.get("reason") or "")
-    message = scrub(error.get("message") or code or "no reason given", secrets)
+    code = runtime_code(error.get("code"))
+    detail_code = runtime_code(details.get("code") or details.get("reason"))
+    message = runtime_text(error.get("message"), secrets) or code or "no reason given"
     retry_after_ms = error.get("retryAfterMs")
     options = {
         "runtime_code": code,

@@ -3,40 +3,24 @@ as JSON, or followed live as server-sent events with `Accept: text/event-stream`
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.http import StreamingHttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from fleet.api.views import ApiView
+from fleet.edge.sse import EVENT_STREAM, wants_event_stream
 
 from ..api.access import AgentReader
 from .query import DEFAULT_TAIL, MAX_TAIL, logs_query_from
 from .serializers import LogLineOut
-from .services import agent_logs_follow, agent_logs_list
-from .sse import log_line_data, sse_events
-
-EVENT_STREAM = "text/event-stream"
-
-
-def wants_events(request) -> bool:
-    return EVENT_STREAM in request.META.get("HTTP_ACCEPT", "")
-
-
-def event_stream_response(lines, *, started_at) -> StreamingHttpResponse:
-    """The SSE response of a follow: it holds this web worker until it ends (LOGS_FOLLOW_SECONDS)."""
-    events = sse_events(lines, follow_seconds=settings.LOGS_FOLLOW_SECONDS,
-                        heartbeat_seconds=settings.LOGS_HEARTBEAT_SECONDS, started_at=started_at)
-    # no-cache: never stored; X-Accel-Buffering: a proxy (nginx) passes events at once.
-    return StreamingHttpResponse(events, content_type=EVENT_STREAM,
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+from .services import agent_logs_list
+from .sse import follow_response, log_line_data
 
 
 class AgentLogsApi(ApiView):
     access = {"GET": (AgentReader,)}
-    documented_errors = (409, 502)  # no workload or a target without logs; the engine unreachable
+    # No workload or a target without logs; too many live streams; the engine unreachable.
+    documented_errors = (409, 429, 502)
 
     def perform_content_negotiation(self, request, force=False):
         # Only JSON is rendered; an `Accept: text/event-stream` caller still gets JSON errors.
@@ -49,9 +33,9 @@ class AgentLogsApi(ApiView):
             "With `Accept: text/event-stream` the answer is an event stream: one event per line (its `id` "
             "is the line's ts, its data the same object as here), a heartbeat comment when quiet, "
             "`event: end` when the workload's output ends, and after LOGS_FOLLOW_SECONDS `event: reconnect`: "
-            "the client reconnects with Last-Event-ID (EventSource does it itself) or `since`. A follow holds "
-            "one of the server's web workers (each serves one request at a time) for as long as it lasts: "
-            "to watch a workload without holding one, ask again with `since` set to the last line's `ts`."
+            "the client reconnects with Last-Event-ID (EventSource does it itself) or `since`. A user may "
+            "hold STREAM_LIMIT_PER_USER live streams (follows and chat turns) at once: one more is 429 "
+            "`too_many_streams`."
         ),
         parameters=[
             OpenApiParameter("tail", int, default=DEFAULT_TAIL, description=f"0 to {MAX_TAIL} lines"),
@@ -63,11 +47,9 @@ class AgentLogsApi(ApiView):
     )
     def get(self, request, agent_id):
         agent = request.agent_access.agent
-        if wants_events(request):
+        if wants_event_stream(request):
             query = logs_query_from(request.query_params, last_event_id=request.META.get("HTTP_LAST_EVENT_ID"))
-            started_at = timezone.now()
-            lines = agent_logs_follow(agent=agent, tail=query.tail, since=query.since)
-            return event_stream_response(lines, started_at=started_at)
+            return follow_response(request, user=self.principal.user, agent=agent, query=query)
         query = logs_query_from(request.query_params)
         lines = agent_logs_list(agent=agent, tail=query.tail, since=query.since)
         return Response([log_line_data(line) for line in lines])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 
 from fleet.errors import NoContainerToInspect
@@ -14,7 +14,8 @@ from ..services.engine import engine_call
 from .errors import LogsUnsupported
 
 
-def _logs_call(agent: Agent, *, tail: int | None, since: datetime | None, follow: bool) -> Iterator[LogLine]:
+def _logs_call(agent: Agent, read):
+    """`read(backend)` on the agent's WorkloadLogs, through the engine's door."""
     if agent.is_external or not agent.container_id:
         # Adopted runtimes have no workload of ours; a queued one has none yet.
         raise NoContainerToInspect("The agent has no workload whose output could be read.")
@@ -24,7 +25,7 @@ def _logs_call(agent: Agent, *, tail: int | None, since: datetime | None, follow
     def call(backend):
         if not isinstance(backend, WorkloadLogs):
             raise LogsUnsupported()
-        return backend.logs(agent, tail=tail, since=since, follow=follow)
+        return read(backend)
 
     return engine_call(agent, call, reading=True)
 
@@ -32,17 +33,18 @@ def _logs_call(agent: Agent, *, tail: int | None, since: datetime | None, follow
 def agent_logs_list(*, agent: Agent, tail: int, since: datetime | None) -> list[LogLine]:
     """The last `tail` lines written at or after `since`, oldest first (an engine may send
     one stream's lines before the other's: they are put in time order)."""
-    lines = _logs_call(agent, tail=tail, since=since, follow=False)
+    lines = _logs_call(agent, lambda backend: backend.logs(agent, tail=tail, since=since))
     try:
         return sorted(lines, key=lambda line: line.ts)
     finally:
         _close(lines)
 
 
-def agent_logs_follow(*, agent: Agent, tail: int, since: datetime | None) -> Iterator[LogLine]:
-    """The last `tail` lines, then new ones as they come, until the caller closes it. The
-    engine is asked now, so its refusals (no container, unreachable) are still an answer."""
-    return _logs_call(agent, tail=tail, since=since, follow=True)
+def agent_logs_follow(*, agent: Agent, tail: int, since: datetime | None) -> AsyncIterator[LogLine]:
+    """The last `tail` lines, then new ones as they come, read on the event loop until the
+    caller stops. The engine is asked now, so its refusals (no container, unreachable) are
+    still an answer."""
+    return _logs_call(agent, lambda backend: backend.follow_logs(agent, tail=tail, since=since))
 
 
 def _close(lines) -> None:

@@ -5,7 +5,9 @@ from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
 from .engine import EngineHealth, EngineState
 from .gateway_device import GatewayDevice
+from .idempotency import DeployIdempotencyKey
 from .stats import StatsSample
+from .terminal import TerminalEnd, TerminalSession, TerminalVia
 from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
 
 __all__ = [
@@ -13,6 +15,7 @@ __all__ = [
     "AgentSpendDay",
     "Budget",
     "BudgetPeriod",
+    "DeployIdempotencyKey",
     "DeployTarget",
     "EngineHealth",
     "EngineState",
@@ -24,6 +27,9 @@ __all__ = [
     "SandboxProfile",
     "StatsSample",
     "Status",
+    "TerminalEnd",
+    "TerminalSession",
+    "TerminalVia",
     "UsageDaily",
     "UsageEvent",
     "WorkspaceAgent",

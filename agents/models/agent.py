@@ -72,6 +72,21 @@ class Agent(models.Model):
     runtime_version = models.CharField(max_length=50, blank=True, default="")
     last_handshake_at = models.DateTimeField(null=True, blank=True)
     readiness_failures = models.PositiveSmallIntegerField(default=0)
+    # What the engine last said about restarts of the workload it restarts by itself (restart
+    # policy, a pod's container): how many, and whether the last end was an OOM kill. The
+    # monitoring sweep stores them and warns once per new restart (agents.services.monitoring).
+    restart_count = models.PositiveIntegerField(default=0)
+    oom_killed = models.BooleanField(default=False)
+    # The deploy's record of pending work (DESIGN 21): when the reconciler takes over a `queued`
+    # or `deploying` agent whose job has given no news, the job that owns the deploy (a takeover
+    # publishes a new one; any other job finding it `deploying` steps aside), and how many
+    # takeovers it has had.
+    provision_deadline_at = models.DateTimeField(null=True, blank=True)
+    provision_job_id = models.CharField(max_length=64, blank=True, default="")
+    provision_takeovers = models.PositiveSmallIntegerField(default=0)
+    # When a starting workload must be ready (AGENT_READY_TIMEOUT_SECONDS after it was created):
+    # the readiness checks are separate tasks, so the deadline outlives any one of them.
+    ready_deadline_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

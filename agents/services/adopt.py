@@ -17,6 +17,7 @@ from fleet.errors import ValidationFailed
 from ..backends.base import GATEWAY_PORT
 from ..events import agent_event
 from ..models import Agent, DeployTarget, RuntimeFamily, Status
+from ..tasks import first_handshake
 from ..tokens import weak_token_reason
 from .billing import agent_quota_check
 from .deploy import key_workspace_assign
@@ -135,4 +136,5 @@ def agent_adopt(*, principal: Principal, request: AdoptRequest) -> Agent:
     )
     key_workspace_assign(principal=principal, agent=agent)
     agent_event(agent, "agent.adopted", f"External agent {agent.name} was adopted.", url=endpoint.url)
+    first_handshake.delay_on_commit(str(agent.pk))  # its version recorded, or why not in last_error
     return agent

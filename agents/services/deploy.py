@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import logging
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from fleet.api.principal import Principal
+from fleet.errors import BrokerUnavailable
 from workspaces.roles import Role
 
 from ..events import agent_event
@@ -15,12 +23,49 @@ from ..selectors import require_agent_scope
 from ..tasks import provision_agent
 from ..tokens import gateway_token_generate
 from .billing import agent_quota_check
+from .idempotency import DeployKey, deploy_key_record
 from .selection import DeployRequest, check_migration_draft_id, deploy_plan_resolve, refuse_session_only_for_keys
+
+logger = logging.getLogger(__name__)
 
 
 def provisioning_enqueue(agent: Agent) -> None:
-    """Publish the provisioning job once the current transaction commits (never a rolled-back row)."""
-    provision_agent.delay_on_commit(str(agent.pk))
+    """Publish the provisioning job once the current transaction commits (never a rolled-back row).
+
+    The row is the record of the pending work: it carries the deadline after which the
+    reconciler (services.reconcile) publishes the job again, should this one never arrive."""
+    deadline = timezone.now() + timedelta(seconds=settings.AGENT_QUEUED_DEADLINE_SECONDS)
+    Agent.objects.filter(pk=agent.pk).update(provision_deadline_at=deadline, provision_job_id="", provision_takeovers=0)
+
+    def publish():
+        try:
+            provision_agent.delay(str(agent.pk))
+        except BrokerError:
+            # Known lost now: due at the reconciler's next sweep (once the broker is back),
+            # not AGENT_QUEUED_DEADLINE_SECONDS later.
+            Agent.objects.filter(pk=agent.pk, status=Status.QUEUED).update(provision_deadline_at=timezone.now())
+            raise
+
+    transaction.on_commit(publish)
+
+
+def publishes_after_commit(service):
+    """For a service that stores work and publishes its job after commit: a broker that refuses
+    the job is a 503 broker_unavailable, never a 500. What was stored stays: the reconciler
+    publishes the job again once the deadline passes."""
+
+    @functools.wraps(service)
+    def guarded(*args, **kwargs):
+        try:
+            return service(*args, **kwargs)
+        except BrokerError as exc:
+            logger.warning("The provisioning job could not be published (the reconciler will retry): %s", exc)
+            raise BrokerUnavailable(
+                "The task broker could not be reached: the agent is stored as queued and will be deployed "
+                "once it is back."
+            ) from exc
+
+    return guarded
 
 
 def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:
@@ -29,9 +74,11 @@ def key_workspace_assign(*, principal: Principal, agent: Agent) -> None:
         WorkspaceAgent.objects.create(workspace_id=principal.workspace_id, agent=agent)
 
 
+@publishes_after_commit
 @transaction.atomic
-def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
-    """POST /agents/deploy: the row now (`queued`), the workload later (agents.tasks)."""
+def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: DeployKey | None = None) -> Agent:
+    """POST /agents/deploy: the row now (`queued`), the workload later (agents.tasks). With an
+    Idempotency-Key (services.idempotency), the key names the agent in the same transaction."""
     refuse_session_only_for_keys(principal, request)  # before the scope: docs/api.md's order
     require_agent_scope(principal, Role.EDITOR)
     draft = None
@@ -54,6 +101,8 @@ def agent_deploy(*, principal: Principal, request: DeployRequest) -> Agent:
         disk_gb=plan.disk_gb,
         gateway_token=gateway_token_generate(),
     )
+    if deploy_key is not None:
+        deploy_key_record(deploy_key=deploy_key, agent=agent)
     key_workspace_assign(principal=principal, agent=agent)
     if draft is not None:
         migrated_settings_apply(agent=agent, manifest=draft.manifest)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from fleet.errors import DaemonUnreachable, NoContainer, NoContainerToInspect
+from fleet.errors import DaemonUnreachable, FleetError, NoContainer, NoContainerToInspect
 
 from ..backends.base import BackendError, BackendUnreachable, ExecResult, RuntimeBackend, WorkloadMissing
 from ..backends.registry import UnknownTarget, backend_for
@@ -45,13 +45,20 @@ def engine_call(agent: Agent, operation: Callable[[RuntimeBackend], T], *, missi
     except WorkloadMissing:
         if missing_ok:
             return None
-        raise (NoContainerToInspect if reading else NoContainer)(CONTAINER_GONE) from None
-    except NoBackend:
-        raise DaemonUnreachable("No container engine serves this agent's target any more.") from None
-    except BackendUnreachable:
-        raise DaemonUnreachable("The container engine could not be reached.") from None
+        raise engine_error(WorkloadMissing(), reading=reading) from None
     except BackendError as exc:
-        raise DaemonUnreachable(f"The container engine refused the operation: {exc}") from None
+        raise engine_error(exc, reading=reading) from None
+
+
+def engine_error(exc: BackendError, *, reading: bool = False) -> FleetError:
+    """The answer to a backend failure, for a caller that awaits its backend itself (a terminal)."""
+    if isinstance(exc, WorkloadMissing):
+        return (NoContainerToInspect if reading else NoContainer)(CONTAINER_GONE)
+    if isinstance(exc, NoBackend):
+        return DaemonUnreachable("No container engine serves this agent's target any more.")
+    if isinstance(exc, BackendUnreachable):
+        return DaemonUnreachable("The container engine could not be reached.")
+    return DaemonUnreachable(f"The container engine refused the operation: {exc}")
 
 
 def workload_exec(agent: Agent, argv: Sequence[str], *, timeout: float, max_output: int,

@@ -3,7 +3,10 @@
 The contract rechecks an adopted runtime "when it connects": the first successful handshake
 records `runtime_version` and `last_handshake_at`; a runtime that refuses the agent's token puts
 the agent in `error` with a readable reason (never the token). Any other failure leaves the
-agent as it is; the next monitoring sweep tries again.
+status as it is; for an adopted agent it says why in `last_error` (cleared by the handshake that
+succeeds). Adoption publishes `agents.handshake.first` (agents.tasks.first_handshake), which tries at
+once and again with a countdown while the runtime cannot be reached; the monitoring sweep tries
+too, every period, while no handshake is recorded.
 """
 
 from __future__ import annotations
@@ -21,6 +24,19 @@ from .transitions import status_swap
 
 logger = logging.getLogger(__name__)
 
+NO_HANDSHAKE = "No handshake with the runtime yet: "
+
+
+def _no_handshake_record(agent: Agent, exc: FleetError) -> None:
+    """An adopted agent's `last_error` says why no handshake could be made (status unchanged)."""
+    if not agent.is_external:
+        return
+    reason = (NO_HANDSHAKE + exc.message)[:2000]
+    if reason != agent.last_error and Agent.objects.filter(
+        pk=agent.pk, status=agent.status, last_handshake_at__isnull=True
+    ).update(last_error=reason):
+        agent.last_error = reason
+
 
 def agent_handshake(*, agent: Agent) -> Handshake | None:
     try:
@@ -33,8 +49,22 @@ def agent_handshake(*, agent: Agent) -> Handshake | None:
         return None
     except FleetError as exc:
         logger.info("No handshake with agent %s yet: %s", agent.pk, exc.message)
+        _no_handshake_record(agent, exc)
         return None
     now = timezone.now()
     Agent.objects.filter(pk=agent.pk).update(runtime_version=handshake.version[:50], last_handshake_at=now)
     agent.runtime_version, agent.last_handshake_at = handshake.version[:50], now
+    if agent.last_error.startswith(NO_HANDSHAKE):  # the reason it gave before no longer holds
+        Agent.objects.filter(pk=agent.pk, last_error=agent.last_error).update(last_error="")
+        agent.last_error = ""
     return handshake
+
+
+def agent_first_handshake(*, agent_id) -> bool:
+    """The adoption's handshake (agents.handshake.first). True when nothing is left to do (recorded
+    before or now, refused, the agent gone or no longer running); False to try again later."""
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None or agent.last_handshake_at is not None or agent.status not in (Status.RUNNING, Status.WARNING):
+        return True
+    agent_handshake(agent=agent)
+    return agent.last_handshake_at is not None or agent.status == Status.ERROR

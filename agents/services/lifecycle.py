@@ -25,10 +25,11 @@ from fleet.errors import (
 
 from ..backends.base import BackendError
 from ..events import agent_event
-from ..gateway import GatewayUnsupported, gateway_for, gateway_public_host
+from ..gateway import GatewayUnsupported, gateway_for
 from ..models import Agent, Status
+from ..proxy.hosts import proxy_origin
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
-from .deploy import provisioning_enqueue
+from .deploy import provisioning_enqueue, publishes_after_commit
 from .engine import CONTAINER_GONE, backend_of, engine_call
 from .transitions import node_record, status_swap
 
@@ -121,6 +122,7 @@ def agent_restart(*, agent: Agent) -> None:
     agent_event(agent, "agent.restarted", f"Agent {agent.name} was restarted.")
 
 
+@publishes_after_commit
 @transaction.atomic
 def agent_redeploy(*, agent: Agent) -> Agent:
     """Only from warning/error/stopped: remove the old workload (keeping its state for the new
@@ -213,10 +215,13 @@ class GatewayUrl:
     port: int
 
 
-def agent_gateway_url(*, agent: Agent) -> GatewayUrl:
-    """GET /agents/:id/gateway-url: the gateway UI's URL and host port, resolved from the engine."""
+def agent_gateway_url(*, agent: Agent, secure: bool) -> GatewayUrl:
+    """GET /agents/:id/gateway-url: where the agent's UI answers, its own origin on the gateway
+    proxy (agents.proxy: a browser signs in there through POST .../gateway/session), and the
+    runtime's host port, resolved from the engine."""
+    url = f"{proxy_origin(agent.pk, secure=secure)}/"
     if agent.is_external:
-        return GatewayUrl(url=agent.gateway_url, port=agent.gateway_host_port)
+        return GatewayUrl(url=url, port=agent.gateway_host_port)
     if agent.status != Status.RUNNING:
         raise Conflict(f"The agent is not running (it is {agent.status}).")
     if not agent.container_id:
@@ -227,7 +232,4 @@ def agent_gateway_url(*, agent: Agent) -> GatewayUrl:
     port = live.host_port or agent.gateway_host_port
     if not port:
         raise DaemonUnreachable("The container's gateway port could not be resolved.")
-    host, _ = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True)
-    host = gateway_public_host(fallback=host)
-    shown_host = f"[{host}]" if ":" in host else host
-    return GatewayUrl(url=f"http://{shown_host}:{port}/", port=port)
+    return GatewayUrl(url=url, port=port)

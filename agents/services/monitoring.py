@@ -4,6 +4,9 @@
 - the workload runs but the runtime is not ready (OpenClaw /readyz 503 or no answer; Hermes's
   gateway not running) at two checks in a row -> warning, with the reason in `last_error`;
   ready again -> running.
+- a workload the engine restarted by itself (its restart policy; a pod's container) since the
+  last sweep -> `agent.warning` with the reason (an OOM kill says so), once per new restart, its
+  `restart_count` and `oom_killed` stored on the agent; the status stays what the checks say.
 Adopted agents are judged by their runtime's readiness alone. queued/deploying belong to the
 provisioning job and are never touched. A runtime not shaken hands with yet is, once it runs
 (agents.services.handshake). Engine and gateway calls run concurrently in a small thread pool
@@ -35,11 +38,23 @@ FAILED_CHECKS_FOR_WARNING = 2  # one slow answer is not yet a warning
 
 
 @dataclass(frozen=True)
+class Restarts:
+    count: int
+    oom_killed: bool
+
+    def reason(self) -> str:
+        cause = "it was killed for lack of memory (OOM)" if self.oom_killed else "its process ended"
+        times = "1 restart" if self.count == 1 else f"{self.count} restarts"
+        return f"The engine restarted the runtime: {cause} ({times} so far)."
+
+
+@dataclass(frozen=True)
 class Verdict:
     status: str
     reason: str = ""
     not_ready: bool = False  # the runtime failed a readiness check (counts toward a warning)
     node: str | None = None  # where the engine says the workload runs now
+    restarts: Restarts | None = None  # what the engine says of its own restarts (None: not asked)
 
 
 def _readiness_verdict(agent: Agent) -> Verdict:
@@ -61,13 +76,21 @@ def _observe(agent: Agent) -> Verdict | None:
         return None
     if not live.exists:
         return Verdict(Status.STOPPED, "The container no longer exists.")
+    restarts = Restarts(count=live.restart_count, oom_killed=live.oom_killed)
+    oom = ", killed for lack of memory (OOM)" if live.oom_killed else ""
+    if live.restarting_after_an_end:
+        # The engine is restarting it after an end (an OOM kill): not a loop yet. The restart
+        # is reported (_restarts_record); the next sweep sees it running again, or looping.
+        return Verdict(agent.status, node=live.node, restarts=restarts)
     if live.crash_looping:
-        return Verdict(Status.ERROR, f"The container is crash-looping ({live.restart_count} restarts).", node=live.node)
+        return Verdict(Status.ERROR, f"The container is crash-looping{oom} ({live.restart_count} restarts).",
+                       node=live.node, restarts=restarts)
     if not live.running:
         if live.exit_code:
-            return Verdict(Status.ERROR, f"The container exited with code {live.exit_code}.", node=live.node)
-        return Verdict(Status.STOPPED, "The container exited.", node=live.node)
-    return replace(_readiness_verdict(agent), node=live.node)
+            reason = f"The container exited with code {live.exit_code}{oom}."
+            return Verdict(Status.ERROR, reason, node=live.node, restarts=restarts)
+        return Verdict(Status.STOPPED, "The container exited.", node=live.node, restarts=restarts)
+    return replace(_readiness_verdict(agent), node=live.node, restarts=restarts)
 
 
 def _observe_safely(agent: Agent) -> Verdict | None:
@@ -113,6 +136,29 @@ def _apply(agent: Agent, verdict: Verdict) -> bool:
     return True
 
 
+def _restarts_record(agent: Agent, restarts: Restarts | None) -> bool:
+    """Store what the engine says of its restarts of the workload (only for the same workload,
+    as node_record); a count above the stored one is a new restart: `agent.warning` with the
+    reason, once, and the reason in `last_error` while the agent still runs. A lower count is a
+    new workload (a redeploy) and is only stored. True when a restart was reported."""
+    if restarts is None or (restarts.count, restarts.oom_killed) == (agent.restart_count, agent.oom_killed):
+        return False
+    new = restarts.count > agent.restart_count
+    stored = Agent.objects.filter(pk=agent.pk, container_id=agent.container_id, restart_count=agent.restart_count)
+    if not stored.update(restart_count=restarts.count, oom_killed=restarts.oom_killed):
+        return False  # a redeploy, or another sweep that recorded it first
+    agent.restart_count, agent.oom_killed = restarts.count, restarts.oom_killed
+    if not new or agent.status not in MONITORED:  # stopped or in error: that change said why
+        return False
+    reason = restarts.reason()
+    if agent.status == Status.RUNNING:
+        Agent.objects.filter(pk=agent.pk, status=agent.status).update(last_error=reason[:2000])
+        agent.last_error = reason[:2000]
+    agent_event(agent, "agent.warning", reason, reason=reason, previous_status=agent.status,
+                restart_count=restarts.count, oom_killed=restarts.oom_killed)
+    return True
+
+
 def agents_monitor() -> dict[str, int]:
     """One sweep; returns counts (checked, changed, unknown) for logs and tests."""
     agents = list(Agent.objects.filter(status__in=MONITORED).exclude(container_id="", is_external=False))
@@ -126,6 +172,7 @@ def agents_monitor() -> dict[str, int]:
         try:
             node_record(agent, verdict.node)  # a pod rescheduled onto another node
             changed += _apply(agent, verdict)
+            _restarts_record(agent, verdict.restarts)
             if agent.last_handshake_at is None and agent.status == Status.RUNNING:
                 agent_handshake(agent=agent)
         except Exception:

@@ -1,5 +1,10 @@
 """The provisioning job's logic: queued -> deploying -> workload created -> ready -> running.
 
+No step waits while it holds a worker: the job creates the workload and takes a first look;
+while the runtime starts, each later look is a task of its own scheduled a moment later
+(agents.tasks.await_agent_ready), against the deadline kept on the row (ready_deadline_at), so
+a worker restart resumes the wait and a burst of deploys never fills the workers.
+
 Guards that make the job safe to run twice (acks_late redelivery, retries):
 - the claim is a compare-and-swap queued -> deploying; a job finding `deploying` is a
   redelivery or retry of the same job and continues; any other status means nothing to do;
@@ -15,7 +20,8 @@ ends in `error` with a readable `last_error` and an `agent.error` event.
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Callable
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -35,7 +41,9 @@ from .workload import workload_spec_build
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 0.5
+# Between two looks at a starting workload; each look is a task of its own (never a sleep).
+READY_POLL_FIRST_SECONDS = 0.5
+READY_POLL_MAX_SECONDS = 2.0
 TERMINAL_ENGINE_STATES = ("exited", "dead", "missing")
 
 
@@ -43,11 +51,30 @@ class ProvisioningFailed(Exception):
     """The workload cannot come up; the message is shown to the user as last_error."""
 
 
-def _claim(agent_id) -> Agent | None:
-    if not status_swap(agent_id, observed=Status.QUEUED, new=Status.DEPLOYING, last_error=""):
-        current = Agent.objects.filter(pk=agent_id).values_list("status", flat=True).first()
-        if current != Status.DEPLOYING:
+def deploying_deadline():
+    """When a `deploying` agent whose job gave no news since now is taken over (services.reconcile)."""
+    ready_and_margin = settings.AGENT_READY_TIMEOUT_SECONDS + settings.AGENT_PROVISION_DEADLINE_MARGIN_SECONDS
+    seconds = max(settings.AGENT_PROVISION_DEADLINE_SECONDS, ready_and_margin)
+    return timezone.now() + timedelta(seconds=seconds)
+
+
+def _claim(agent_id, job_id: str | None) -> Agent | None:
+    """queued -> deploying for whichever job comes first, which then owns the deploy; a job
+    finding it `deploying` continues only if it owns it (a retry or redelivery of the same
+    message), or when called without a job id (directly, not by a task)."""
+    owner = {"provision_job_id": job_id} if job_id else {}
+    claimed = status_swap(
+        agent_id, observed=Status.QUEUED, new=Status.DEPLOYING, last_error="",
+        provision_deadline_at=deploying_deadline(), **owner,
+    )
+    if not claimed:
+        current = Agent.objects.filter(pk=agent_id).values_list("status", "provision_job_id").first()
+        if current is None or current[0] != Status.DEPLOYING:
             return None  # stopped, deleted or already provisioned: nothing to do
+        if job_id and current[1] and current[1] != job_id:
+            logger.info("Agent %s is deployed by job %s: job %s steps aside", agent_id, current[1], job_id)
+            return None  # the reconciler handed the deploy to another job
+        Agent.objects.filter(pk=agent_id, status=Status.DEPLOYING).update(provision_deadline_at=deploying_deadline())
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None or agent.is_external:
         return None
@@ -91,38 +118,39 @@ def _record_placement(backend: RuntimeBackend, agent: Agent, placement: Placemen
     return not _settle_if_not_deploying(backend, agent, locked.status)
 
 
-def _wait_until_up(backend: RuntimeBackend, agent: Agent) -> LiveState | None:
-    """Poll until the workload runs and its runtime is ready (OpenClaw /readyz, Hermes's
-    gateway): the engine's last reading then; None if the job should stop because the agent
-    left `deploying`. ProvisioningFailed when it cannot come up in AGENT_READY_TIMEOUT_SECONDS."""
-    timeout = float(settings.AGENT_READY_TIMEOUT_SECONDS)
-    deadline = time.monotonic() + timeout
-    last_seen = "not inspected yet"
-    while True:
-        status = Agent.objects.filter(pk=agent.pk).values_list("status", flat=True).first()
-        if status != Status.DEPLOYING:
-            with transaction.atomic():
-                locked = Agent.objects.select_for_update().filter(pk=agent.pk).values_list("status", flat=True)
-                _settle_if_not_deploying(backend, agent, locked.first())
-            return None
-        try:
-            live = backend.inspect(agent)
-        except BackendError as exc:
-            live, last_seen = None, f"the engine could not be asked ({exc})"
-        if live is not None:
-            if live.crash_looping or live.status in TERMINAL_ENGINE_STATES:
-                code = f" with code {live.exit_code}" if live.exit_code is not None else ""
-                raise ProvisioningFailed(f"The runtime's container stopped{code} while starting ({live.status}).")
-            if live.running:
-                readiness = gateway_readiness(agent, allow_starting=True)
-                if readiness.ready:
-                    return live
-                last_seen = f"container {live.status}, runtime not ready: {'; '.join(readiness.failing) or 'starting'}"
-            else:
-                last_seen = f"container {live.status}"
-        if time.monotonic() >= deadline:
-            raise ProvisioningFailed(f"The runtime did not become ready within {timeout:g} s ({last_seen}).")
-        time.sleep(POLL_SECONDS)
+def _leave_if_not_deploying(backend: RuntimeBackend, agent: Agent) -> bool:
+    """True (after leaving the workload as a stop or delete that raced the job wants it) when
+    the agent is no longer `deploying`."""
+    if Agent.objects.filter(pk=agent.pk, status=Status.DEPLOYING).exists():
+        return False
+    with transaction.atomic():
+        status = Agent.objects.select_for_update().filter(pk=agent.pk).values_list("status", flat=True).first()
+        return _settle_if_not_deploying(backend, agent, status)
+
+
+def _look(backend: RuntimeBackend, agent: Agent) -> tuple[LiveState | None, str]:
+    """The engine's reading if the workload runs and its runtime is ready (OpenClaw /readyz,
+    Hermes's gateway), else None and what was seen. ProvisioningFailed if it stopped."""
+    try:
+        live = backend.inspect(agent)
+    except BackendError as exc:
+        return None, f"the engine could not be asked ({exc})"
+    if live is None:
+        return None, "not inspected yet"
+    if live.crash_looping or live.status in TERMINAL_ENGINE_STATES:
+        code = f" with code {live.exit_code}" if live.exit_code is not None else ""
+        raise ProvisioningFailed(f"The runtime's container stopped{code} while starting ({live.status}).")
+    if not live.running:
+        return None, f"container {live.status}"
+    readiness = gateway_readiness(agent, allow_starting=True)
+    if readiness.ready:
+        return live, ""
+    return None, f"container {live.status}, runtime not ready: {'; '.join(readiness.failing) or 'starting'}"
+
+
+def next_look_seconds(looks: int) -> float:
+    """Soon at first (Hermes is ready in about 2 s), then every READY_POLL_MAX_SECONDS."""
+    return min(READY_POLL_FIRST_SECONDS * 1.5**looks, READY_POLL_MAX_SECONDS)
 
 
 @transaction.atomic
@@ -137,13 +165,30 @@ def _mark_running(backend: RuntimeBackend, agent: Agent, live: LiveState) -> Non
     agent_event(locked, "agent.running", f"Agent {locked.name} is running.")
 
 
-def agent_provision(*, agent_id) -> None:
-    """The body of the provisioning job (agents.tasks.provision_agent)."""
-    agent = _claim(agent_id)
-    if agent is None:
-        return
-    deploy_step_set(agent.pk, PREPARING)
+def _deploy_step(agent_id, step: Callable[[], float | None]) -> float | None:
+    """Run one step of a deploy: refusals and failures end it in `error`; a transient engine
+    error propagates (the task retries with backoff, then calls agent_provision_fail)."""
     try:
+        return step()
+    except BackendError as exc:
+        if exc.transient:
+            raise
+        agent_provision_fail(agent_id=agent_id, reason=f"The container engine refused the workload: {exc}")
+    except (ProvisioningFailed, RestoreImpossible) as exc:
+        agent_provision_fail(agent_id=agent_id, reason=str(exc))
+    return None
+
+
+def agent_provision(*, agent_id, job_id: str | None = None) -> float | None:
+    """The provisioning job's first step (agents.tasks.provision_agent, `job_id` its task id):
+    claim the deploy, create the workload, take a first look. Answers the seconds after which
+    to look again (agent_provision_look), or None when the deploy is over or not this job's."""
+
+    def step() -> float | None:
+        agent = _claim(agent_id, job_id)
+        if agent is None:
+            return None
+        deploy_step_set(agent.pk, PREPARING)
         backend = backend_of(agent)
         usage_token = usage_token_for(agent)
         Agent.objects.filter(pk=agent.pk).update(usage_token_digest=usage_token_digest(usage_token))
@@ -152,26 +197,52 @@ def agent_provision(*, agent_id) -> None:
         deploy_step_set(agent.pk, CREATING)  # the backend says PULLING if it must fetch the image first
         placement = backend.create(agent, spec)
         if not _record_placement(backend, agent, placement):
-            return
+            return None
+        ready_by = timezone.now() + timedelta(seconds=settings.AGENT_READY_TIMEOUT_SECONDS)
+        Agent.objects.filter(pk=agent.pk).update(ready_deadline_at=ready_by)
         deploy_step_set(agent.pk, WAITING)
-        live = _wait_until_up(backend, agent)
-        if live is not None:
-            deploy_step_set(agent.pk, HANDSHAKE)
-            agent_handshake(agent=agent)  # records the runtime's version; a refused token ends in error
-            _mark_running(backend, agent, live)
-    except BackendError as exc:
-        if exc.transient:
-            raise  # the task retries with backoff, then calls agent_provision_fail
-        agent_provision_fail(agent_id=agent_id, reason=f"The container engine refused the workload: {exc}")
-    except (ProvisioningFailed, RestoreImpossible) as exc:
-        agent_provision_fail(agent_id=agent_id, reason=str(exc))
+        return _look_once(backend, agent, looks=0)
+
+    return _deploy_step(agent_id, step)
+
+
+def agent_provision_look(*, agent_id, job_id: str | None = None, looks: int = 0) -> float | None:
+    """One look at a starting workload (agents.tasks.await_agent_ready, scheduled again while
+    it answers seconds): running once the runtime is ready, `error` past the row's
+    ready_deadline_at. None when the deploy is over or owned by another job."""
+
+    def step() -> float | None:
+        agent = Agent.objects.filter(pk=agent_id).first()
+        if agent is None or agent.is_external:
+            return None
+        if job_id and agent.provision_job_id and agent.provision_job_id != job_id:
+            return None  # the reconciler handed the deploy to another job
+        return _look_once(backend_of(agent), agent, looks=looks)
+
+    return _deploy_step(agent_id, step)
+
+
+def _look_once(backend: RuntimeBackend, agent: Agent, *, looks: int) -> float | None:
+    if _leave_if_not_deploying(backend, agent):
+        return None
+    live, seen = _look(backend, agent)
+    if live is not None:
+        deploy_step_set(agent.pk, HANDSHAKE)
+        agent_handshake(agent=agent)  # records the runtime's version; a refused token ends in error
+        _mark_running(backend, agent, live)
+        return None
+    ready_by = Agent.objects.filter(pk=agent.pk).values_list("ready_deadline_at", flat=True).first()
+    if ready_by is not None and timezone.now() >= ready_by:
+        timeout = settings.AGENT_READY_TIMEOUT_SECONDS
+        raise ProvisioningFailed(f"The runtime did not become ready within {timeout:g} s ({seen}).")
+    return next_look_seconds(looks)
 
 
 def agent_provision_retrying(*, agent_id, reason: str) -> None:
     """While the job waits to retry a transient engine error, say why the deploy is taking
     long; the status stays `deploying` and reaching `running` clears the reason."""
     Agent.objects.filter(pk=agent_id, status=Status.DEPLOYING).update(
-        last_error=f"Retrying: {reason}"[:2000], updated_at=timezone.now()
+        last_error=f"Retrying: {reason}"[:2000], updated_at=timezone.now(), provision_deadline_at=deploying_deadline()
     )
 
 

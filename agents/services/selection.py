@@ -8,15 +8,15 @@ branches on how a target is implemented.
 from __future__ import annotations
 
 import math
-import re
 import secrets
 import uuid
 from dataclasses import dataclass
 
 from django.conf import settings
 
+from fleet.api.fields import without_control_or_bidi
 from fleet.api.principal import Principal
-from fleet.errors import SessionRequired, ValidationFailed
+from fleet.errors import FieldErrors, SessionRequired, ValidationFailed
 
 from ..backends import registry
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile
@@ -28,7 +28,6 @@ MIN_RAM_MB = 512
 MIN_DISK_GB = 1
 FALLBACK_VCPU, FALLBACK_RAM_MB, FALLBACK_DISK_GB = 1.0, 1024, 10
 DEPLOYABLE_TARGETS = (DeployTarget.DOCKER, DeployTarget.K8S, DeployTarget.REMOTE_DOCKER, DeployTarget.PROXMOX)
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,8 @@ def refuse_session_only_for_keys(principal: Principal, request: DeployRequest) -
 
 
 def clean_name(raw: str | None, *, runtime_family: str) -> str:
-    name = _CONTROL_CHARACTERS.sub("", raw or "").strip()
+    # The display-name rule (control characters, NUL included, and bidi controls dropped).
+    name = without_control_or_bidi(raw or "").strip()
     if len(name) > NAME_MAX_LENGTH:
         raise ValidationFailed({"name": f"Ensure this field has no more than {NAME_MAX_LENGTH} characters."})
     return name or f"{runtime_family}-agent-{secrets.token_hex(3)}"
@@ -162,15 +162,21 @@ def _resources(request: DeployRequest) -> tuple[float, int, int]:
 
 def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> DeployPlan:
     """Resolve a parsed request into a deploy plan: family, target, profile and resources with
-    their defaults and limits (400 validation_error / 403 session_required on failure)."""
+    their defaults and limits (403 session_required on failure, or 400 validation_error naming
+    every bad field at once)."""
     refuse_session_only_for_keys(principal, request)
+    errors = FieldErrors()
     if request.migration_draft_id is not None:
-        check_migration_draft_id(request.migration_draft_id)
-    runtime_family = _runtime_family(request)
-    name = clean_name(request.name, runtime_family=runtime_family)
-    deploy_target, execution_target_id = _placement(principal, request)
-    profile = _sandbox_profile(request, runtime_family=runtime_family, deploy_target=deploy_target)
-    vcpu, ram_mb, disk_gb = _resources(request)
+        errors.check(lambda: check_migration_draft_id(request.migration_draft_id))
+    runtime_family = errors.check(lambda: _runtime_family(request))
+    name = errors.check(lambda: clean_name(request.name, runtime_family=runtime_family or "agent"))
+    deploy_target, execution_target_id = errors.check(lambda: _placement(principal, request), fallback=(None, None))
+    profile = None
+    if runtime_family and deploy_target:  # the profile's rules depend on both
+        profile = errors.check(
+            lambda: _sandbox_profile(request, runtime_family=runtime_family, deploy_target=deploy_target))
+    vcpu, ram_mb, disk_gb = errors.check(lambda: _resources(request), fallback=(None, None, None))
+    errors.raise_any()
     return DeployPlan(
         name=name,
         runtime_family=runtime_family,
@@ -181,3 +187,29 @@ def deploy_plan_resolve(*, principal: Principal, request: DeployRequest) -> Depl
         ram_mb=ram_mb,
         disk_gb=disk_gb,
     )
+
+
+_SETTING_OF = {"vcpu": "MAX_VCPU", "ram_mb": "MAX_RAM_MB", "disk_gb": "MAX_DISK_GB"}
+_MINIMUM_OF = {"vcpu": MIN_VCPU, "ram_mb": MIN_RAM_MB, "disk_gb": MIN_DISK_GB}
+
+
+def resource_adjustments(request: DeployRequest, applied) -> dict[str, dict]:
+    """The resources the caller asked for that the deploy changed (`applied`: the plan, or the
+    agent made from it), each `{requested, applied, why}`: a value the server changes says so
+    (raised to a minimum, lowered to a limit, rounded, or decided by the platform)."""
+    changed = {}
+    for field in ("vcpu", "ram_mb", "disk_gb"):
+        requested, value = getattr(request, field), getattr(applied, field)
+        if requested is None or float(requested) == float(value):
+            continue
+        if settings.PLATFORM_MODE == "paas":
+            why = "The platform decides resources; the requested value is ignored."
+        elif requested < _MINIMUM_OF[field]:
+            why = f"Raised to the minimum, {_MINIMUM_OF[field]}."
+        elif requested > getattr(settings, _SETTING_OF[field]):
+            why = f"Lowered to the server's limit, {_SETTING_OF[field]} ({getattr(settings, _SETTING_OF[field])})."
+        else:
+            why = "Rounded."
+        changed[field] = {"requested": requested, "applied": value, "why": why}
+    return changed
+

@@ -104,9 +104,11 @@ def runtime_image(runtime_family: str) -> str:
 
 
 def runtime_env(agent: Agent, *, usage_token: str, gateway_port: int = GATEWAY_PORT) -> dict[str, str]:
-    """The runtime's own variables (gateway secret and port) plus the usage ingest URL and token."""
+    """The runtime's own variables (its fixed settings, where its state is, gateway secret and
+    port) plus the usage ingest URL and token."""
     family = family_of(agent.runtime_family)
-    env = {**family.fixed_env, family.token_variable: str(agent.gateway_token), family.port_variable: str(gateway_port)}
+    env = {**family.fixed_env, **family.state_env, family.token_variable: str(agent.gateway_token),
+           family.port_variable: str(gateway_port)}
     env["FLEET_AGENT_ID"] = str(agent.pk)
     env["FLEET_USAGE_URL"] = usage_url(agent)
     env["FLEET_USAGE_TOKEN"] = usage_token

@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from fleet.admin_base import ModelAdmin
 from fleet.errors import FleetError, ValidationFailed
 
-from ..backends.kubeconfig import KubeconfigInvalid, parse_kubeconfig
+from ..backends.kubeconfig import KubeconfigInvalid, check_kubeconfig
 from . import k8s_services as services
 from .k8s_clusters import K8sCluster
 
@@ -37,7 +37,7 @@ class K8sClusterForm(forms.ModelForm):
                 raise forms.ValidationError("A kubeconfig is required.")
             return ""
         try:
-            parse_kubeconfig(text)
+            check_kubeconfig(text)
         except KubeconfigInvalid as exc:
             raise forms.ValidationError(str(exc)) from None
         return text

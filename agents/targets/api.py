@@ -14,7 +14,7 @@ from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
 from . import grants as target_grants
-from . import remote_hosts
+from . import host_limits, remote_hosts
 from .serializers import AdminRemoteHostIn, AdminRemoteHostOut, HostTestOut, RemoteHostIn, RemoteHostOut
 
 SESSION = (SessionOnly,)
@@ -70,17 +70,27 @@ def _admin_body(hosts, user, *, many: bool = False):
     return AdminRemoteHostOut(hosts, many=many, context=context).data
 
 
+def _count_change(user, host, data: dict) -> None:
+    """A PATCH that changes how the host is reached counts against the change limits."""
+    if host_limits.changes_connection(data):
+        host_limits.count_change(user, data.get("host", host.host), data.get("port", host.port))
+
+
 class RemoteHostListApi(ApiView):
     access = {"GET": SESSION, "POST": SESSION}
 
     @extend_schema(responses=RemoteHostOut(many=True))
     def get(self, request):
+        """The caller's Remote Docker hosts and those shared with their workspaces (session only)."""
         hosts = list(remote_hosts.remote_hosts_visible(self.principal))
         return Response(_host_body(hosts, self.principal.user, many=True))
 
     @extend_schema(request=RemoteHostIn, responses={201: RemoteHostOut})
     def post(self, request):
+        """Register a personal Remote Docker host (its SSH credentials encrypted)."""
+        host_limits.require_host_registration(self.principal.user)
         data = _valid(RemoteHostIn, request)
+        host_limits.count_change(self.principal.user, data.get("host"), data.get("port", 22))
         host = remote_hosts.remote_host_create(owner=self.principal.user, data=data)
         return Response(_host_body(host, self.principal.user), status=status.HTTP_201_CREATED)
 
@@ -90,16 +100,20 @@ class RemoteHostDetailApi(ApiView):
 
     @extend_schema(responses=RemoteHostOut)
     def get(self, request, host_id):
+        """One Remote Docker host."""
         return Response(_host_body(request.remote_host, self.principal.user))
 
     @extend_schema(request=RemoteHostIn, responses=RemoteHostOut)
     def patch(self, request, host_id):
+        """Change a host's address or credentials."""
         data = _valid(RemoteHostIn, request, partial=True)
+        _count_change(self.principal.user, request.remote_host, data)
         host = remote_hosts.remote_host_update(host=request.remote_host, data=data)
         return Response(_host_body(host, self.principal.user))
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, host_id):
+        """Remove a host (refused while agents run on it)."""
         remote_hosts.remote_host_delete(host=request.remote_host)
         return Response(SuccessOut({"success": True}).data)
 
@@ -109,6 +123,9 @@ class RemoteHostTestApi(ApiView):
 
     @extend_schema(request=None, responses=HostTestOut)
     def post(self, request, host_id):
+        """Reach the host's engine over SSH and record the result."""
+        host_limits.require_host_registration(self.principal.user)
+        host_limits.count_test(self.principal.user, request.remote_host)
         return Response(HostTestOut(remote_hosts.remote_host_test(host=request.remote_host)).data)
 
 
@@ -117,11 +134,13 @@ class RemoteHostShareApi(ApiView):
 
     @extend_schema(request=None, responses=RemoteHostOut)
     def post(self, request, host_id, workspace_id):
+        """Share the host with a workspace."""
         remote_hosts.remote_host_share(principal=self.principal, host=request.remote_host, workspace_id=workspace_id)
         return Response(_host_body(request.remote_host, self.principal.user))
 
     @extend_schema(responses={200: RemoteHostOut})
     def delete(self, request, host_id, workspace_id):
+        """Stop sharing the host with a workspace."""
         remote_hosts.remote_host_unshare(host=request.remote_host, workspace_id=workspace_id)
         return Response(_host_body(request.remote_host, self.principal.user))
 
@@ -131,11 +150,14 @@ class AdminRemoteHostListApi(ApiView):
 
     @extend_schema(responses=AdminRemoteHostOut(many=True))
     def get(self, request):
+        """Platform Remote Docker hosts (platform admins)."""
         return Response(_admin_body(list(remote_hosts.platform_hosts()), self.principal.user, many=True))
 
     @extend_schema(request=AdminRemoteHostIn, responses={201: AdminRemoteHostOut})
     def post(self, request):
+        """Register a platform Remote Docker host (its SSH credentials encrypted)."""
         data = _valid(AdminRemoteHostIn, request)
+        host_limits.count_change(self.principal.user, data.get("host"), data.get("port", 22))
         grants = data.pop("grants", None)
         host = remote_hosts.remote_host_create(owner=None, data=data, grants=grants or {},
                                                created_by=self.principal.user)
@@ -147,18 +169,22 @@ class AdminRemoteHostDetailApi(ApiView):
 
     @extend_schema(responses=AdminRemoteHostOut)
     def get(self, request, host_id):
+        """One platform Remote Docker host."""
         return Response(_admin_body(request.remote_host, self.principal.user))
 
     @extend_schema(request=AdminRemoteHostIn, responses=AdminRemoteHostOut)
     def patch(self, request, host_id):
+        """Change a platform host's address, credentials or grants."""
         host = request.remote_host
         data = _valid(AdminRemoteHostIn, request, partial=True)
+        _count_change(self.principal.user, host, data)
         grants = data.pop("grants", None)
         host = remote_hosts.remote_host_update(host=host, data=data, grants=grants, acting_user=self.principal.user)
         return Response(_admin_body(host, self.principal.user))
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, host_id):
+        """Remove a platform host (refused while agents run on it)."""
         remote_hosts.remote_host_delete(host=request.remote_host)
         return Response(SuccessOut({"success": True}).data)
 
@@ -168,4 +194,6 @@ class AdminRemoteHostTestApi(ApiView):
 
     @extend_schema(request=None, responses=HostTestOut)
     def post(self, request, host_id):
+        """Reach a platform host's engine over SSH and record the result."""
+        host_limits.count_test(self.principal.user, request.remote_host)
         return Response(HostTestOut(remote_hosts.remote_host_test(host=request.remote_host)).data)

@@ -44,10 +44,12 @@ class K8sClusterListApi(ApiView):
 
     @extend_schema(responses=K8sClusterOut(many=True))
     def get(self, request):
+        """Registered Kubernetes clusters (platform admins; kubeconfigs never shown)."""
         return Response(K8sClusterOut(with_grants(list(K8sCluster.objects.order_by("name"))), many=True).data)
 
     @extend_schema(request=K8sClusterIn, responses={201: K8sClusterOut})
     def post(self, request):
+        """Register a Kubernetes cluster from a kubeconfig (encrypted at rest)."""
         body = K8sClusterIn(data=request.data)
         body.is_valid(raise_exception=True)
         grants = body.validated_data.get("grants")
@@ -61,10 +63,12 @@ class K8sClusterDetailApi(ApiView):
 
     @extend_schema(responses=K8sClusterOut)
     def get(self, request, cluster_id):
+        """One registered Kubernetes cluster."""
         return Response(cluster_out(cluster_get(cluster_id)))
 
     @extend_schema(request=K8sClusterIn(partial=True), responses=K8sClusterOut)
     def patch(self, request, cluster_id):
+        """Change a cluster's name, namespace, kubeconfig or availability."""
         cluster = cluster_get(cluster_id)
         body = K8sClusterIn(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
@@ -77,6 +81,7 @@ class K8sClusterDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, cluster_id):
+        """Remove a cluster (refused while agents run on it)."""
         services.k8s_cluster_delete(cluster=cluster_get(cluster_id))
         return Response(SuccessOut({"success": True}).data)
 
@@ -86,5 +91,6 @@ class K8sClusterTestApi(ApiView):
 
     @extend_schema(request=None, responses=K8sClusterTestOut)
     def post(self, request, cluster_id):
+        """Reach the cluster's API server with its kubeconfig and record the result."""
         result = services.k8s_cluster_test(cluster=cluster_get(cluster_id))
         return Response(K8sClusterTestOut(result).data)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from fleet.errors import Conflict, ValidationFailed
 
 from ..backends.base import BackendError
-from ..backends.kubeconfig import KubeconfigInvalid, parse_kubeconfig
+from ..backends.kubeconfig import KubeconfigInvalid, check_kubeconfig
 from ..models import Agent
 from .grants import GrantSet, target_grants_delete, target_grants_set
 from .k8s_clusters import ClusterStatus, K8sCluster, ServiceType
@@ -47,7 +47,7 @@ def _clean(data: dict) -> dict:
             errors["name"] = "A name of 1 to 100 characters is required."
     if "kubeconfig" in data:
         try:
-            parse_kubeconfig(data["kubeconfig"])
+            check_kubeconfig(data["kubeconfig"])
         except KubeconfigInvalid as exc:
             errors["kubeconfig"] = str(exc)
     if "namespace" in data and not _DNS_LABEL.match(data["namespace"] or ""):

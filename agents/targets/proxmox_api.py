@@ -50,10 +50,12 @@ class ProxmoxApi(ApiView):
 
     @extend_schema(responses=ProxmoxOut)
     def get(self, request):
+        """The Proxmox target's settings (its token never shown)."""
         return Response(ProxmoxOut(proxmox_view()).data)
 
     @extend_schema(request=ProxmoxIn, responses=ProxmoxOut)
     def patch(self, request):
+        """Change the Proxmox target's settings."""
         body = ProxmoxIn(data=request.data)
         body.is_valid(raise_exception=True)
         grants = grants_parse(body.validated_data["grants"], current=grants_of(TARGET_ID))
@@ -66,6 +68,7 @@ class ProxmoxTestApi(ApiView):
 
     @extend_schema(request=None, responses=ProxmoxTestOut)
     def post(self, request):
+        """Reach the Proxmox API with the stored settings and record the result."""
         from ..backends.registry import UnknownTarget, backend_for_target
 
         try:

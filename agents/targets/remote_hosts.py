@@ -28,9 +28,10 @@ from workspaces.access import workspace_access
 from workspaces.models import Workspace
 from workspaces.roles import Role
 
-from ..backends.ssh_endpoint import InvalidPrivateKey, SshEndpoint, SshFailure
+from ..backends.ssh_endpoint import InvalidPrivateKey, SshEndpoint, SshFailure, host_addresses
 from . import grants as target_grants
 from .access import usable_remote_hosts
+from .host_limits import require_host_registration
 from .models import AuthType, GranteeKind, HostStatus, RemoteHost, TargetGrant
 
 HOST_NOT_FOUND = "Remote Docker host not found."
@@ -54,11 +55,16 @@ def _allow_private() -> bool:
     return settings.PLATFORM_MODE != "paas"
 
 
+def _allowed_networks() -> tuple[str, ...]:
+    """REMOTE_HOST_ALLOWED_NETWORKS: every address of a host must lie in one of them."""
+    return tuple(settings.REMOTE_HOST_ALLOWED_NETWORKS)
+
+
 def ssh_endpoint_of(host: RemoteHost) -> SshEndpoint:
     return SshEndpoint(
         host=host.host, port=host.port, username=host.username, auth_type=host.auth_type,
         docker_socket=host.docker_socket, pinned_fingerprint=host.host_key_fingerprint,
-        allow_private=_allow_private(), private_key=_secret(host.private_key),
+        allow_private=_allow_private(), allowed_networks=_allowed_networks(), private_key=_secret(host.private_key),
         passphrase=_secret(host.passphrase), password=_secret(host.password),
     )
 
@@ -129,9 +135,9 @@ def _clean_host(value: str) -> str:
 
 def _check_reachable_rule(host: str, port: int) -> None:
     try:
-        netsafety.check_host(host, port, allow_private=_allow_private())
+        host_addresses(host, port, allow_private=_allow_private(), allowed_networks=_allowed_networks())
     except netsafety.UnsafeTarget as exc:
-        raise ValidationFailed({"host": str(exc)}) from None
+        raise ValidationFailed({"host": f"{exc} (REMOTE_HOST_ALLOWED_NETWORKS and the outbound rule)"}) from None
 
 
 def _clean_socket(value: str) -> str:
@@ -217,6 +223,8 @@ def _fields_from(data: dict, current: RemoteHost | None) -> dict:
 @transaction.atomic
 def remote_host_create(*, owner, data: dict, grants: dict | None = None, created_by=None) -> RemoteHost:
     """Register a host (owner None: a platform host, with `grants`). It starts `untested`."""
+    if owner is not None:
+        require_host_registration(owner)  # REMOTE_HOSTS_ENABLED_FOR
     missing = [name for name in ("name", "host", "username", "auth") if name not in data]
     if missing:
         raise ValidationFailed({name: "This field is required." for name in missing})
@@ -232,6 +240,8 @@ def remote_host_create(*, owner, data: dict, grants: dict | None = None, created
 def remote_host_update(*, host: RemoteHost, data: dict, grants: dict | None = None, acting_user=None) -> RemoteHost:
     host = RemoteHost.objects.select_for_update().get(pk=host.pk)
     fields = {name: value for name, value in _fields_from(data, host).items() if getattr(host, name) != value}
+    if host.owner_id is not None and any(name in fields for name in CONNECTION_FIELDS):
+        require_host_registration(host.owner)  # a new address or credential is a new registration
     if "host" in fields or "port" in fields or ("hostKeyFingerprint" in data and data["hostKeyFingerprint"] is None):
         fields["host_key_fingerprint"] = ""
     if any(name in fields for name in (*CONNECTION_FIELDS, "host_key_fingerprint")):
@@ -327,6 +337,8 @@ def remote_host_test(*, host: RemoteHost) -> HostTestResult:
     """Connect over SSH and ask the engine its version. The first success pins the host key;
     with a pin, another host key fails closed (host_key_mismatch). The result is stored unless
     the host was changed while the test ran (then it is stale and only answered)."""
+    if host.owner_id is not None:
+        require_host_registration(host.owner)  # REMOTE_HOSTS_ENABLED_FOR: no probing from old rows
     started_from = host.updated_at
     try:
         fingerprint, docker_version = _probe(ssh_endpoint_of(host))

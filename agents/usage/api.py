@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
@@ -10,6 +11,7 @@ from rest_framework.response import Response
 
 from fleet.api.authentication import FleetAuthentication
 from fleet.api.permissions import RequireScope
+from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 from workspaces.roles import Scope
 
@@ -36,6 +38,7 @@ class UsageReporter(BasePermission):
 
 
 class AgentUsageApi(ApiView):
+    documented_errors = (429, 503)
     authentication_classes = [AgentTokenAuthentication, FleetAuthentication]
     access = {"POST": (UsageReporter,)}
 
@@ -47,6 +50,8 @@ class AgentUsageApi(ApiView):
         responses=UsageIngestOut,
     )
     def post(self, request, agent_id):
+        throttle("usage_report", request.reporting_agent.pk, settings.USAGE_REPORT_RATE_PER_AGENT,
+                 when_cache_away="serve")
         result = usage_ingest(agent=request.reporting_agent, events=usage_events_parse(request.data))
         return Response(UsageIngestOut(result).data)
 

@@ -78,7 +78,7 @@ def _merged(rows: Iterable[UsageRow]) -> list[_Figure]:
     """One figure per key, names cut to what the store keeps (a runtime may split a key)."""
     merged: dict[tuple, _Figure] = {}
     for row in rows:
-        key = (row.day, _name(row.provider, "provider"), _name(row.model, "model"))
+        key = (row.day, usage_key_name(row.provider, "provider"), usage_key_name(row.model, "model"))
         tokens_in, tokens_out, cost = row.input_tokens, row.output_tokens, _decimal(row.cost_usd)
         earlier = merged.get(key)
         if earlier is not None:
@@ -93,7 +93,9 @@ def _decimal(cost: float | None) -> Decimal | None:
     return None if cost is None else Decimal(str(cost))
 
 
-def _name(value: str, field: str) -> str:
+def usage_key_name(value: str, field: str) -> str:
+    """A provider or model name as the usage store keys it (cut to its length, "unknown" when
+    the runtime gives none): whoever records a runtime's usage uses the same key."""
     cleaned = (value or "").replace("\x00", "").strip()
     return cleaned[: STRING_LIMITS[field]] or UNKNOWN
 

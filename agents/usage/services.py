@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,17 +25,28 @@ class IngestResult:
     duplicates: int
 
 
+def _occurred_at(event: UsageInput, *, now: datetime, oldest: datetime) -> datetime:
+    """When the event counts: its occurred_at, or now when it has none, lies in the future (a
+    runtime's clock running ahead) or is older than USAGE_MAX_AGE_DAYS (a clock running behind,
+    or a replay: dated prices and past budget periods would let it escape every cap)."""
+    occurred_at = event.occurred_at
+    if occurred_at is None or occurred_at > now or occurred_at < oldest:
+        return now.astimezone(UTC)
+    return occurred_at.astimezone(UTC)
+
+
 def _priced(events: list[UsageInput], *, now: datetime) -> list[PricedEvent]:
-    """Price each event; a request_id repeated inside the batch keeps its first occurrence.
-    An occurred_at in the future (a runtime's clock running ahead) is taken as now."""
+    """Price each event at the time it counts (_occurred_at); a request_id repeated inside the
+    batch keeps its first occurrence."""
     book = RateBook.load()
+    oldest = now - timedelta(days=settings.USAGE_MAX_AGE_DAYS)
     seen: set[str] = set()
     priced = []
     for event in events:
         if event.request_id in seen:
             continue
         seen.add(event.request_id)
-        occurred_at = min(event.occurred_at or now, now).astimezone(UTC)
+        occurred_at = _occurred_at(event, now=now, oldest=oldest)
         charge = book.charge(
             model=event.model,
             provider=event.provider,

@@ -190,4 +190,5 @@ def test_an_adopted_agent_reads_and_resolves_its_gateway_url(user_client):
 
     assert detail["status"] == "running"
     assert "gateway_token" not in detail
-    assert gateway == {"url": "http://10.1.2.3:19005", "port": 19005}
+    # Its UI through the gateway proxy, on an origin of its own; the port it was registered with.
+    assert gateway == {"url": f"http://{agent_id}.gw.localhost:8000/", "port": 19005}

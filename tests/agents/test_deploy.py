@@ -43,13 +43,18 @@ def test_it_creates_a_queued_agent_with_server_defaults(user_client, user, setti
     assert Event.objects.filter(kind="agent.queued", agent_id=agent.pk).exists()
 
 
-def test_it_publishes_the_provisioning_job_only_after_commit(user_client, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks() as callbacks:
+def test_it_publishes_the_provisioning_job_only_after_commit(user_client, django_capture_on_commit_callbacks,
+                                                              monkeypatch):
+    published = []
+    monkeypatch.setattr(provision_agent, "apply_async", lambda args=None, kwargs=None, **_: published.append(args[0]))
+    with django_capture_on_commit_callbacks() as callbacks:  # held, not run: the commit has not happened
         response = deploy(user_client, name="later")
+    assert published == []
 
-    agent_id = response.json()["id"]
-    deferred = [cb for cb in callbacks if getattr(cb, "args", None) == (agent_id,)]
-    assert [cb.func for cb in deferred] == [provision_agent.delay]  # the job for this agent waits for the commit
+    for callback in callbacks:
+        callback()
+
+    assert published == [response.json()["id"]]
 
 
 def test_generated_names_end_in_a_random_suffix(user_client):
@@ -65,10 +70,10 @@ def test_control_characters_are_stripped_from_the_name(user_client):
     assert response.json()["name"] == "my agent"
 
 
-def test_a_nul_in_the_name_is_refused_by_the_input_layer(user_client):
-    response = deploy(user_client, name="my\x00 agent")
+def test_a_nul_in_the_name_is_stripped_like_any_control_character(user_client):
+    response = deploy(user_client, name="my\x00 agent\u202e")
 
-    assert (response.status_code, response.json()["code"]) == (400, "validation_error")
+    assert (response.status_code, response.json()["name"]) == (201, "my agent")
 
 
 def test_a_name_over_100_characters_is_refused(user_client):
@@ -109,6 +114,41 @@ def test_invalid_or_unavailable_selections_are_400(user_client, body, field):
     assert response.json()["code"] == "validation_error"
     assert field in response.json()["fields"]
     assert not Agent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"runtime_family": "llama", "deploy_target": "mainframe"}, {"runtime_family", "deploy_target"}),
+        ({"vcpu": "lots", "runtime_family": "llama"}, {"vcpu", "runtime_family"}),  # a type and a rule
+        ({"name": "x" * 101, "sandbox_profile": "gvisor", "ram_mb": True}, {"name", "sandbox_profile", "ram_mb"}),
+    ],
+)
+def test_every_bad_field_is_named_at_once(user_client, body, fields):
+    response = deploy(user_client, **body)
+
+    assert response.status_code == 400, response.content
+    assert set(response.json()["fields"]) == fields
+    assert not Agent.objects.exists()
+
+
+def test_a_resource_the_server_changes_says_so(user_client, settings):
+    settings.MAX_RAM_MB = 65536
+
+    response = deploy(user_client, ram_mb=999_999_999, vcpu=0.1, disk_gb=10)
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["ram_mb"] == 65536 and body["vcpu"] == 0.25 and body["disk_gb"] == 10
+    assert body["adjusted"] == {
+        "ram_mb": {"requested": 999_999_999, "applied": 65536,
+                   "why": "Lowered to the server's limit, MAX_RAM_MB (65536)."},
+        "vcpu": {"requested": 0.1, "applied": 0.25, "why": "Raised to the minimum, 0.25."},
+    }
+
+
+def test_nothing_changed_is_nothing_adjusted(user_client):
+    assert deploy(user_client, ram_mb=1024).json()["adjusted"] == {}
 
 
 def test_remote_docker_from_a_session_is_400_while_no_host_is_registered(user_client):

@@ -8,9 +8,9 @@ import pytest
 from agents.deploy_progress import HANDSHAKE, QUEUED, deploy_step_get, deploy_step_set, deploy_steps
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
-from agents.services.provisioning import agent_provision
 from agents.services.selection import DeployRequest
 from fleet.api.principal import Principal
+from tests.infra.provisioning import provision_to_end
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def test_provisioning_records_each_step_up_to_the_gateway(docker_settings, user,
         agent = agent_deploy(principal=Principal(user=user), request=DeployRequest(name="progressing"))
     deploy_step_set(agent.pk, QUEUED)
 
-    agent_provision(agent_id=agent.pk)
+    provision_to_end(agent_id=agent.pk)
 
     assert Agent.objects.get(pk=agent.pk).status == "running"
     assert deploy_step_get(agent.pk) == HANDSHAKE

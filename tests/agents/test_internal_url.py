@@ -11,18 +11,18 @@ import os
 import pytest
 import requests
 from django.core import checks
-from django.core.management import call_command
+from django.core.management import call_command, get_commands, load_command_class
 
 from agents.checks import check_internal_url
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
 from agents.services.engine import workload_exec
-from agents.services.provisioning import agent_provision
 from agents.services.selection import DeployRequest
 from agents.services.workload import fleet_internal_url, internal_url_warning, usage_url
 from fleet import web
 from fleet.api.principal import Principal
 from tests.factories.agents import AgentFactory
+from tests.infra.provisioning import provision_to_end
 from tests.infra.web_server import procfile_web_server
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def test_a_workload_on_the_host_network_reaches_the_url_it_was_given(
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 30
     with django_capture_on_commit_callbacks(execute=False):
         agent = agent_deploy(principal=Principal(user=user), request=DeployRequest(name="reporter"))
-    agent_provision(agent_id=agent.pk)
+    provision_to_end(agent_id=agent.pk)
     agent = Agent.objects.get(pk=agent.pk)
     assert agent.status == "running", agent.last_error
 
@@ -119,6 +119,12 @@ def test_manage_py_check_prints_it_at_start_up(settings):
     printed = out.getvalue() + err.getvalue()
     assert "(agents.W001) Bridged agents report their usage to" in printed
     assert "HINT: Set BIND_ADDRESS" in printed
+
+
+@pytest.mark.parametrize("command", ["bootstrap_admin", "build_runtime_images", "gateway_call",
+                                     "rotate_encryption_key", "setup_periodic_tasks"])
+def test_fleet_s_own_commands_leave_it_to_migrate_and_check(command):
+    assert load_command_class(get_commands()[command], command).requires_system_checks == []
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

@@ -11,6 +11,7 @@ from agents.models import Agent
 from agents.tokens import usage_token_digest
 from fleet.models import Event
 from tests.factories.accounts import UserFactory
+from tests.infra.docker import exec_in
 from tests.support import client_for, run_in_threads
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker]
@@ -73,7 +74,7 @@ def test_deploy_reaches_running_with_a_real_container(client, live, docker_engin
     assert 19000 <= detail["gateway_host_port"] <= 19999
     gateway = client.get(f"/api/agents/{agent.id}/gateway-url").json()
     assert gateway["port"] == agent.gateway_host_port
-    assert gateway["url"].startswith("http://") and str(agent.gateway_host_port) in gateway["url"]
+    assert gateway["url"] == f"http://{agent.id}.gw.localhost:8000/"  # its own origin on the gateway proxy
 
 
 def test_lifecycle_actions_really_change_the_container(client, live, docker_engine):
@@ -97,7 +98,7 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     assert docker_engine.containers.get(agent.container_id).attrs["State"]["StartedAt"] != first_start
 
     state_volume = f"fleet-agent-{agent.id.hex}-state"
-    docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", "echo kept >/state/marker"])
+    exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", "echo kept >/state/marker"])
     client.post(f"{url}/stop")
     redeployed = client.post(f"{url}/redeploy")
     assert redeployed.json() == {"success": True, "status": "queued"}
@@ -106,7 +107,7 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     fresh = Agent.objects.get(pk=agent.id)
     assert fresh.container_id and fresh.container_id != agent.container_id
     assert docker_engine.containers.get(fresh.container_id).status == "running"
-    kept = docker_engine.containers.get(fresh.container_id).exec_run(["cat", "/state/marker"])
+    kept = exec_in(docker_engine.containers.get(fresh.container_id), ["cat", "/state/marker"])
     assert kept.output.decode().strip() == "kept"  # the redeploy kept the agent's state volume
 
     deleted = client.delete(url)

@@ -9,11 +9,12 @@ import pytest
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
 from agents.services.monitoring import agents_monitor
-from agents.services.provisioning import agent_provision
 from agents.services.selection import DeployRequest
 from fleet.api.principal import Principal
 from fleet.models import Event
 from tests.factories.agents import AgentFactory
+from tests.infra.docker import exec_in
+from tests.infra.provisioning import provision_to_end
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +24,7 @@ def running_agent(docker_settings, user, django_capture_on_commit_callbacks):
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 30
     with django_capture_on_commit_callbacks(execute=False):
         agent = agent_deploy(principal=Principal(user=user), request=DeployRequest(name="watched"))
-    agent_provision(agent_id=agent.pk)
+    provision_to_end(agent_id=agent.pk)
     agent.refresh_from_db()
     assert agent.status == "running", agent.last_error
     return agent
@@ -46,7 +47,7 @@ def test_a_healthy_agent_stays_running(running_agent):
 
 def test_two_failed_readiness_checks_mean_warning_and_ready_again_means_running(running_agent, docker_engine):
     container = _container(docker_engine, running_agent)
-    container.exec_run(["rm", "/www/readyz"])
+    exec_in(container, ["rm", "/www/readyz"])
 
     agents_monitor()
     assert Agent.objects.get(pk=running_agent.pk).status == "running"  # one slow answer is not a warning
@@ -55,7 +56,7 @@ def test_two_failed_readiness_checks_mean_warning_and_ready_again_means_running(
     assert agent.status == "warning"
     assert agent.last_error.startswith("The runtime is not ready")
 
-    container.exec_run(["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
+    exec_in(container, ["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
     agents_monitor()
     agent = Agent.objects.get(pk=running_agent.pk)
     assert (agent.status, agent.last_error, agent.readiness_failures) == ("running", "", 0)
@@ -64,11 +65,11 @@ def test_two_failed_readiness_checks_mean_warning_and_ready_again_means_running(
 
 def test_a_failed_check_between_good_ones_is_forgotten(running_agent, docker_engine):
     container = _container(docker_engine, running_agent)
-    container.exec_run(["rm", "/www/readyz"])
+    exec_in(container, ["rm", "/www/readyz"])
     agents_monitor()
-    container.exec_run(["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
+    exec_in(container, ["sh", "-c", "echo '{\"ready\":true}' > /www/readyz"])
     agents_monitor()
-    container.exec_run(["rm", "/www/readyz"])
+    exec_in(container, ["rm", "/www/readyz"])
 
     agents_monitor()
 
@@ -170,9 +171,9 @@ def test_adopted_agents_with_a_weak_stored_token_fail_closed(db, settings, http_
 def test_running_the_provisioning_job_again_creates_no_second_workload(running_agent, docker_engine):
     label = {"label": f"fleet.agent_id={running_agent.id}"}
 
-    agent_provision(agent_id=running_agent.pk)  # a duplicate delivery after success: nothing to do
+    provision_to_end(agent_id=running_agent.pk)  # a duplicate delivery after success: nothing to do
     Agent.objects.filter(pk=running_agent.pk).update(status="deploying")  # a redelivery mid-way
-    agent_provision(agent_id=running_agent.pk)
+    provision_to_end(agent_id=running_agent.pk)
 
     assert len(docker_engine.containers.list(all=True, filters=label)) == 1
     agent = Agent.objects.get(pk=running_agent.pk)

@@ -6,10 +6,11 @@ import pytest
 
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
-from agents.services.provisioning import agent_provision, agent_provision_retrying
+from agents.services.provisioning import agent_provision_retrying
 from agents.services.selection import DeployRequest
 from fleet.api.principal import Principal
 from fleet.models import Event
+from tests.infra.provisioning import provision_to_end
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def test_a_workload_that_cannot_come_up_ends_in_error_with_a_reason(queued_agent
     docker_settings.DOCKER_NETWORK_MODE = "bridge"
     docker_settings.AGENT_READY_TIMEOUT_SECONDS = 3
 
-    agent_provision(agent_id=queued_agent.pk)
+    provision_to_end(agent_id=queued_agent.pk)
 
     agent = Agent.objects.get(pk=queued_agent.pk)
     assert agent.status == "error"
@@ -41,7 +42,7 @@ def test_a_workload_that_cannot_come_up_ends_in_error_with_a_reason(queued_agent
 def test_a_job_for_an_agent_stopped_before_it_ran_does_nothing(queued_agent, docker_engine):
     Agent.objects.filter(pk=queued_agent.pk).update(status="stopped")
 
-    agent_provision(agent_id=queued_agent.pk)
+    provision_to_end(agent_id=queued_agent.pk)
 
     assert Agent.objects.get(pk=queued_agent.pk).status == "stopped"
     assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={queued_agent.pk}"})
@@ -51,13 +52,13 @@ def test_a_job_for_a_deleted_agent_does_nothing(queued_agent, docker_engine):
     agent_id = queued_agent.pk
     Agent.objects.filter(pk=agent_id).delete()
 
-    agent_provision(agent_id=agent_id)
+    provision_to_end(agent_id=agent_id)
 
     assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
 
 
 def test_the_usage_token_digest_is_stored_and_only_the_workload_gets_the_token(queued_agent, docker_engine):
-    agent_provision(agent_id=queued_agent.pk)
+    provision_to_end(agent_id=queued_agent.pk)
 
     agent = Agent.objects.get(pk=queued_agent.pk)
     env = dict(item.split("=", 1) for item in docker_engine.containers.get(agent.container_id).attrs["Config"]["Env"])
@@ -72,7 +73,7 @@ def test_a_deploy_waiting_to_retry_says_why_and_running_clears_it(queued_agent, 
 
     waiting = Agent.objects.get(pk=queued_agent.pk)
     assert (waiting.status, waiting.last_error) == ("deploying", "Retrying: The Docker engine cannot be reached.")
-    agent_provision(agent_id=queued_agent.pk)
+    provision_to_end(agent_id=queued_agent.pk)
     running = Agent.objects.get(pk=queued_agent.pk)
     assert (running.status, running.last_error) == ("running", "")
 

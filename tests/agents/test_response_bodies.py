@@ -69,7 +69,7 @@ def test_deploy(user_client, settings):
         "id": str(agent.id), "name": "fresh", "status": "queued", "runtime_family": "openclaw",
         "deploy_target": "docker", "execution_target_id": "docker", "sandbox_profile": "standard",
         "vcpu": 1.5, "ram_mb": 2048, "disk_gb": 20, "node": "", "container_name": "",
-        "created_at": iso(agent.created_at), "sandbox_type": "standard",
+        "created_at": iso(agent.created_at), "sandbox_type": "standard", "adjusted": {},
     }, status=201)
 
 
@@ -95,7 +95,8 @@ def test_detail_with_the_callers_role(tenancy, placed):
     response = tenancy.client("editor").get(f"/api/agents/{agent.id}")
 
     agent.refresh_from_db()
-    assert_body(response, {**agent_fields(agent), "effectiveRole": "editor", "isDirectOwner": False})
+    assert_body(response, {**agent_fields(agent), "effectiveRole": "editor", "isDirectOwner": False,
+                           "restartCount": 0, "oomKilled": False})
     assert agent_fields(agent)["vcpu"] == 1.0 and b'"vcpu":1.0' in response.content
 
 
@@ -137,7 +138,7 @@ def test_gateway_url(tenancy, placed, settings):
 
     response = tenancy.client("viewer").get(f"/api/agents/{agent.id}/gateway-url")
 
-    assert_body(response, {"url": f"http://127.0.0.1:{port}/", "port": port})
+    assert_body(response, {"url": f"http://{agent.id}.gw.localhost:8000/", "port": port})
 
 
 def test_workspace_agent_list(tenancy):

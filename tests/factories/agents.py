@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -33,7 +34,8 @@ class AgentFactory(factory.django.DjangoModelFactory):
     execution_target_id = "docker"
     node = "local"
     container_id = factory.Sequence(lambda n: f"{n:064x}")
-    container_name = factory.LazyAttribute(lambda o: f"fleet-{o.name}")
+    # Unique on the engine: the two test workers' engine tests share it (tests/conftest.py).
+    container_name = factory.LazyFunction(lambda: f"fleet-agent-{uuid.uuid4().hex[:12]}")
     gateway_host_port = factory.Sequence(lambda n: 19000 + n % 1000)
 
 

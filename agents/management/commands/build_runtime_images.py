@@ -29,6 +29,8 @@ class Command(BaseCommand):
         "An image already built from the same recipe is skipped unless --force. Needs npm (OpenClaw) "
         "and Debian's python3.11 with python3.11-venv (Hermes) on this machine."
     )
+    # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("families", nargs="*", metavar="FAMILY",

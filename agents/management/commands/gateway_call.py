@@ -45,6 +45,8 @@ def _arguments(method: str, raw: str | None) -> dict:
 
 class Command(BaseCommand):
     help = "Call one operation of an agent's runtime gateway and print the JSON result."
+    # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("agent_id")

@@ -10,12 +10,13 @@ import pytest
 
 from agents.backends.base import FileTooLarge, NotAFile, PathRefused
 from tests.agents.backends.support import FakeAgent, spec_for
+from tests.infra.docker import exec_in
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
 
 def _sh(docker_engine, agent, command: str) -> tuple[int, str]:
-    result = docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", command])
+    result = exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", command])
     return result.exit_code, result.output.decode().strip()
 
 

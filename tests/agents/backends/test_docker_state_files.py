@@ -7,12 +7,13 @@ import pytest
 
 from agents.backends.base import WorkloadMissing
 from tests.agents.backends.support import FakeAgent
+from tests.infra.docker import exec_in
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
 
 def _exec(docker_engine, container_id: str, command: str) -> tuple[int, str]:
-    result = docker_engine.containers.get(container_id).exec_run(["sh", "-c", command])
+    result = exec_in(docker_engine.containers.get(container_id), ["sh", "-c", command])
     return result.exit_code, result.output.decode().strip()
 
 

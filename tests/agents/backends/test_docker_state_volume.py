@@ -12,12 +12,13 @@ from agents.models import Status
 from agents.services.lifecycle import agent_delete
 from tests.agents.backends.support import FakeAgent, spec_for
 from tests.factories.agents import AgentFactory
+from tests.infra.docker import exec_in
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
 
 def _exec(docker_engine, container_id: str, command: str) -> tuple[int, str]:
-    result = docker_engine.containers.get(container_id).exec_run(["sh", "-c", command])
+    result = exec_in(docker_engine.containers.get(container_id), ["sh", "-c", command])
     return result.exit_code, result.output.decode().strip()
 
 

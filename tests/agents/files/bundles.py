@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import tarfile
@@ -29,7 +30,9 @@ def member(name: str, data: bytes | None = b"x", *, kind: bytes = tarfile.REGTYP
 def bundle(*, manifest: dict | bytes | None = None, entries: list[tuple[tarfile.TarInfo, bytes | None]] = (),
            state: dict[str, bytes] | None = None) -> bytes:
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+    # gzip's header would carry the time of the call: a fixed one makes the same bundle the same bytes.
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, \
+            tarfile.open(fileobj=compressed, mode="w") as archive:
         if manifest is not None or not entries:
             body = manifest if isinstance(manifest, bytes) else json.dumps(manifest or MANIFEST).encode()
             archive.addfile(member("manifest.json", body), io.BytesIO(body))

@@ -16,6 +16,7 @@ import pytest
 from agents.backends.docker import DockerBackend
 from agents.files.bundle import StateArchiveCut, bundle_write
 from tests.factories.agents import place_on_engine
+from tests.infra.docker import exec_in
 
 MANIFEST = {"format": "fleet-agent-bundle", "version": 1, "name": "a"}
 
@@ -103,7 +104,7 @@ def _cut_on(monkeypatch, attempts_cut: int) -> list[int]:
 
 
 def _write(docker_engine, agent, command: str) -> None:
-    assert docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", command]).exit_code == 0
+    assert exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", command]).exit_code == 0
 
 
 @pytest.mark.docker
@@ -157,4 +158,4 @@ def test_a_runtime_rewriting_a_file_during_the_export_never_gets_a_broken_bundle
             names = _names(b"".join(response.streaming_content))
             assert names["state/note.md"] == b"kept\n"
     finally:
-        container.exec_run(["touch", "/tmp/stop"])
+        exec_in(container, ["touch", "/tmp/stop"])

@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from tests.factories.agents import make_budget, place_on_engine
+from tests.infra.docker import exec_in
 
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 
@@ -36,7 +37,7 @@ def _put(client, agent, path: str, data: bytes):
 
 
 def _sh(docker_engine, agent, command: str) -> tuple[int, str]:
-    result = docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", command])
+    result = exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", command])
     return result.exit_code, result.output.decode().strip()
 
 
@@ -131,7 +132,8 @@ def test_a_viewer_cannot_export(agent, tenancy):
 
 
 @pytest.mark.parametrize("path", [".env", "openclaw.json", "identity/device.json", "home/.ssh/id_ed25519",
-                                  "agents/main/agent/auth-profiles.json", "tls/server.key"])
+                                  "agents/main/agent/auth-profiles.json", "tls/server.key",
+                                  "home/.git-credentials", "exec-approvals.json", "home/.docker/config.json"])
 def test_secrets_files_are_neither_read_nor_written_nor_deleted(agent, editor, docker_engine, path):
     keep = f"mkdir -p $(dirname /state/{path}) && echo SECRET=hunter2 > /state/{path}"
     assert _sh(docker_engine, agent, keep)[0] == 0

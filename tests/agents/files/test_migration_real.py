@@ -12,9 +12,10 @@ import pytest
 
 from agents.models import Agent
 from agents.services.engine import backend_of
-from agents.services.provisioning import agent_provision
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.agents import make_budget
+from tests.infra.docker import exec_in
+from tests.infra.provisioning import provision_to_end
 from tests.support import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.docker, pytest.mark.runtime]
@@ -30,7 +31,7 @@ def real_openclaw(docker_settings, docker_engine, settings, tmp_path):
 
 
 def _provisioned(agent_id) -> Agent:
-    agent_provision(agent_id=agent_id)  # the job's body, in this test's transaction
+    provision_to_end(agent_id=agent_id)  # the job's body, in this test's transaction
     agent = Agent.objects.get(pk=agent_id)
     assert agent.status == "running", agent.last_error
     return agent
@@ -50,7 +51,7 @@ def test_a_file_written_into_a_real_openclaw_agent_travels_with_its_settings_to_
     assert written.json() == {"success": True}
     assert client.get(f"{files}/workspace/MIGRATED.md").content == b"# carried over\n"
     container = docker_engine.containers.get(source.container_id)
-    assert container.exec_run(["sh", "-c", "echo TOKEN=hunter2 > /state/.env"]).exit_code == 0  # as Hermes keeps one
+    assert exec_in(container, ["sh", "-c", "echo TOKEN=hunter2 > /state/.env"]).exit_code == 0  # as Hermes keeps one
     root = {entry["name"] for entry in client.get(f"{files}/").json()}
     assert {"workspace", ".env"} <= root
 
@@ -78,9 +79,9 @@ def test_a_file_written_into_a_real_openclaw_agent_travels_with_its_settings_to_
         assert (budget.period, budget.limit_micros, float(budget.soft_threshold_pct)) == ("monthly", 42_000_000, 90.0)
         copied = client.get(f"/api/agents/{target.id}/files/workspace/MIGRATED.md")
         assert (copied.status_code, copied.content) == (200, b"# carried over\n")
-        secrets_left = docker_engine.containers.get(target.container_id).exec_run(["ls", "-A", "/state"]).output
+        secrets_left = exec_in(docker_engine.containers.get(target.container_id), ["ls", "-A", "/state"]).output
         assert b".env" not in secrets_left.split()  # secrets stay behind
-        listing = docker_engine.containers.get(target.container_id).exec_run(
+        listing = exec_in(docker_engine.containers.get(target.container_id),
             ["ls", "-ln", "/state/workspace/MIGRATED.md"]).output.decode().split()
         assert listing[2:4] == ["10001", "10001"], listing  # the runtime's user owns what was restored
         again = client.post("/api/agents/deploy", {"migration_draft_id": draft["id"]}, format="json")

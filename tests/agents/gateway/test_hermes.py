@@ -15,6 +15,8 @@ from agents.gateway.hermes import session_id_for
 from tests.infra.fake_model import ANSWER, USAGE
 
 pytestmark = [pytest.mark.runtime, pytest.mark.django_db]
+# Reads what the runtimes hold and adds conversations, never changes them: the session's runtimes serve.
+SHARES_RUNTIMES = True
 
 
 def _today():

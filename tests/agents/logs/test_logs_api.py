@@ -4,14 +4,16 @@ runtime image) lines with their stream, tail and since, and the live follow as e
 from __future__ import annotations
 
 import json
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from accounts.tokens import session_token_issue
+from fleet.models import StreamLease
 from tests.factories.agents import place_on_engine
-from tests.support import wait_until
+from tests.infra.asgi import edge_stream
+from tests.infra.docker import exec_in
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +82,7 @@ def agent(tenancy, docker_settings):
 def _write(docker_engine, agent, *lines: tuple[str, str]) -> None:
     """Lines as the workload's own output: written to PID 1's stdout or stderr."""
     script = "; ".join(f"echo '{text}' > /proc/1/fd/{1 if stream == 'stdout' else 2}" for stream, text in lines)
-    result = docker_engine.containers.get(agent.container_id).exec_run(["sh", "-c", script])
+    result = exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", script])
     assert result.exit_code == 0, result.output
 
 
@@ -107,24 +109,25 @@ def test_lines_come_with_their_stream_and_time_and_tail_and_since_cut_them(agent
     assert [row["line"] for row in since] == ["second out"]
 
 
+def _follow(agent, key: str, query: str = "", **headers):
+    return edge_stream("GET", _url(agent, query), headers={"x-api-key": key, "accept": "text/event-stream", **headers})
+
+
 @pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
 def test_the_follow_streams_new_lines_as_events_and_ends_with_a_reconnect(agent, tenancy, docker_engine, settings):
     settings.LOGS_FOLLOW_SECONDS = 3
     settings.LOGS_HEARTBEAT_SECONDS = 0.5
     _write(docker_engine, agent, ("stdout", "before the follow"))
-    client = tenancy.client("viewer")
 
-    response = client.get(_url(agent, "?tail=1"), HTTP_ACCEPT="text/event-stream")
-    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
-    events = iter(response.streaming_content)
-    seen = [next(events).decode(), next(events).decode()]  # the retry hint, the tail's line
-    _write(docker_engine, agent, ("stderr", "during the follow"))
-    seen += [chunk.decode() for chunk in events]  # until the cap ends it
-    response.close()
+    with _follow(agent, tenancy.key("agents:read"), "?tail=1") as stream:
+        assert stream.status == 200 and stream.headers["content-type"] == "text/event-stream"
+        seen = stream.read_until(b"before the follow")
+        _write(docker_engine, agent, ("stderr", "during the follow"))
+        seen += stream.read_until(b"event: reconnect")  # the cap ends it
 
-    body = "".join(seen)
-    lines = [json.loads(part[len("data: "):]) for chunk in seen for part in chunk.split("\n")
-             if part.startswith("data: {\"")]
+    body = seen.decode()
+    lines = [json.loads(part[len("data: "):]) for part in body.split("\n") if part.startswith("data: {\"")]
     assert body.startswith("retry: ")
     assert [(line["stream"], line["line"]) for line in lines] == [("stdout", "before the follow"),
                                                                   ("stderr", "during the follow")]
@@ -133,30 +136,52 @@ def test_the_follow_streams_new_lines_as_events_and_ends_with_a_reconnect(agent,
 
 
 @pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
 def test_a_reconnect_with_last_event_id_starts_after_that_line(agent, tenancy, docker_engine, settings):
     settings.LOGS_FOLLOW_SECONDS = 1
+    key = tenancy.key("agents:read")
     _write(docker_engine, agent, ("stdout", "old line"))
-    client = tenancy.client("viewer")
-    old = client.get(_url(agent, "?tail=1")).json()[0]
+    old = tenancy.client("viewer").get(_url(agent, "?tail=1")).json()[0]
     _write(docker_engine, agent, ("stdout", "new line"))
 
-    response = client.get(_url(agent), HTTP_ACCEPT="text/event-stream", HTTP_LAST_EVENT_ID=old["ts"])
-    body = b"".join(response.streaming_content).decode()
+    with _follow(agent, key, **{"last-event-id": old["ts"]}) as stream:
+        body = stream.read_until(b"event: reconnect").decode()
 
     assert "new line" in body and "old line" not in body
 
 
 @pytest.mark.docker
-def test_a_client_that_leaves_ends_the_follow_and_its_reader(agent, tenancy, docker_engine, settings):
+@pytest.mark.django_db(transaction=True)
+def test_a_client_that_leaves_ends_the_follow_and_frees_its_stream(agent, tenancy, docker_engine, settings):
     settings.LOGS_FOLLOW_SECONDS = 60
     _write(docker_engine, agent, ("stdout", "one line"))
-    response = tenancy.client("viewer").get(_url(agent, "?tail=1"), HTTP_ACCEPT="text/event-stream")
-    events = iter(response.streaming_content)
-    assert next(events).startswith(b"retry: ") and b"one line" in next(events)
+    with _follow(agent, tenancy.key("agents:read"), "?tail=1") as stream:
+        assert b"one line" in stream.read_until(b"one line")
+        assert StreamLease.objects.count() == 1
+        started = time.monotonic()
+        stream.leave()
+        assert stream.ended.wait(5)
 
-    started = time.monotonic()
-    response.close()  # what the server does when the client's connection is gone
-
-    wait_until(lambda: not any(t.name == "fleet-logs-follow" and t.is_alive() for t in threading.enumerate()),
-               timeout=5)
     assert time.monotonic() - started < 5
+    assert StreamLease.objects.count() == 0
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_a_user_holds_at_most_the_streams_allowed_and_one_more_is_429(agent, tenancy, docker_engine, settings):
+    settings.STREAM_LIMIT_PER_USER = 2
+    key = tenancy.key("agents:read")
+    with _follow(agent, key) as first, _follow(agent, key) as second, _follow(agent, key) as third:
+        assert (first.status, second.status, third.status) == (200, 200, 429)
+        assert json.loads(third.read_until(b"}"))["code"] == "too_many_streams"
+        # Another user (here the workspace's viewer, by session) has room of their own.
+        with _follow(agent, "", authorization=f"Bearer {session_token_issue(user=tenancy.viewer)}") as other:
+            assert other.status == 200
+
+
+def test_a_server_that_is_not_the_edge_refuses_to_follow(tenancy):
+    agent = tenancy.agent(container_id="abc")
+
+    response = tenancy.client("viewer").get(_url(agent), HTTP_ACCEPT="text/event-stream")
+
+    assert (response.status_code, response.json()["code"]) == (409, "streams_unavailable")

@@ -14,7 +14,7 @@ from agents.backends.docker import DockerBackend, state_volume_name
 from agents.images.build import built_digest
 from agents.images.catalog import RECIPES
 from tests.agents.backends.support import FakeAgent, spec_for
-from tests.infra.docker import SESSION_ID, SESSION_LABEL
+from tests.infra.docker import SESSION_ID, SESSION_LABEL, exec_in
 from tests.support import need_service
 
 IMAGE_VARIABLES = {"openclaw": "FLEET_TEST_OPENCLAW_IMAGE", "hermes": "FLEET_TEST_HERMES_IMAGE"}
@@ -65,7 +65,7 @@ class Runtime:
             return False
 
     def sh(self, command: str) -> tuple[int, str]:
-        result = self.container.exec_run(["sh", "-c", command])
+        result = exec_in(self.container, ["sh", "-c", command])
         return result.exit_code, result.output.decode().strip()
 
     def listening_addresses(self) -> set[str]:

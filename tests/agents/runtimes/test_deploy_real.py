@@ -5,14 +5,17 @@ the runtime exits by itself instead of draining until the engine kills it."""
 
 from __future__ import annotations
 
+import json
 import threading
+from urllib.parse import urlsplit
 
 import pytest
-import requests
 
 from agents.gateway import gateway_for
 from agents.models import Agent
 from tests.factories.accounts import UserFactory
+from tests.infra.asgi import edge_request
+from tests.infra.docker import SESSION_ID, SESSION_LABEL, exec_in
 from tests.infra.runtimes import openclaw_model_patch
 from tests.support import client_for
 
@@ -54,6 +57,12 @@ def test_a_hermes_agent_runs_on_the_hermes_image_with_its_variables(client, live
     assert env["API_SERVER_PORT"] == str(agent.gateway_host_port)
     assert "OPENCLAW_GATEWAY_TOKEN" not in env
     assert gateway_for(agent).ready().ready
+    # The host network of a local engine: the gateway listens on loopback only, not 0.0.0.0.
+    assert env["FLEET_GATEWAY_BIND"] == "loopback"
+    listening = exec_in(docker_engine.containers.get(agent.container_id), ["sh", "-c", "cat /proc/net/tcp"])
+    port = f":{agent.gateway_host_port:04X} "
+    assert {line.split()[1].split(":")[0] for line in listening.output.decode().splitlines()
+            if port in line and line.split()[3] == "0A"} == {"0100007F"}
 
     assert client.delete(f"/api/agents/{agent.id}").json() == {"success": True}
     assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
@@ -65,9 +74,13 @@ def test_an_openclaw_agent_is_ready_opens_its_control_ui_and_aborts_its_run_when
     agent = deploy_and_wait(client, live, runtime_family="openclaw", ram_mb=2048)
     assert agent.runtime_version == "2026.9.6" and agent.last_handshake_at is not None
 
-    gateway_url = client.get(f"/api/agents/{agent.id}/gateway-url").json()["url"]
-    ui = requests.get(gateway_url, timeout=10)
-    assert ui.status_code == 200 and "text/html" in ui.headers["Content-Type"]
+    # Its Control UI, through the gateway proxy on the agent's own origin.
+    link = urlsplit(client.post(f"/api/agents/{agent.id}/gateway/session").json()["url"])
+    signed_in = edge_request("GET", f"{link.path}?{link.query}", headers={"host": link.netloc})
+    ui = edge_request("GET", "/", headers={"host": link.netloc, "accept": "text/html",
+                                           "cookie": signed_in.headers["set-cookie"].split(";")[0]})
+    assert ui.status == 200 and "text/html" in ui.headers["content-type"]
+    assert client.get(f"/api/agents/{agent.id}/gateway-url").json()["url"] == f"http://{link.netloc}/"
 
     gateway = gateway_for(agent)
     gateway.config_patch(openclaw_model_patch(fake_model))  # also reads the device key in this thread
@@ -93,3 +106,42 @@ def _quietly(call, *args, **kwargs) -> None:
         call(*args, **kwargs)
     except Exception:  # the run ends aborted or cut off by the stop: what this test wants
         pass
+
+
+@pytest.fixture
+def own_hermes_image(docker_engine):
+    """An operator's own Hermes image: another default state folder (HERMES_HOME, HOME), and no
+    `rm`. Made from the Hermes image, tagged for this session, removed after."""
+    base = runtime_image(docker_engine, "hermes")
+    maker = docker_engine.containers.run(base, entrypoint=["sh", "-c", 'rm -f "$(command -v rm)"'], user="0",
+                                         detach=True, labels={SESSION_LABEL: SESSION_ID})
+    try:
+        assert maker.wait(timeout=60)["StatusCode"] == 0
+        tag = f"fleet-test/own-hermes:{SESSION_ID}"
+        config = docker_engine.images.get(base).attrs["Config"]  # the maker's own run is not the image's
+        maker.commit(repository=tag.split(":")[0], tag=tag.split(":")[1],
+                     changes=[f"ENTRYPOINT {json.dumps(config['Entrypoint'])}", f"USER {config['User']}",
+                              "ENV HERMES_HOME=/opt/hermes-data", "ENV HOME=/root"])
+    finally:
+        maker.remove(force=True)
+    yield tag
+    docker_engine.images.remove(tag, force=True)
+
+
+def test_an_operators_own_image_keeps_its_state_in_the_volume_and_deletes_files_without_rm(
+        client, live, docker_settings, docker_engine, own_hermes_image):
+    docker_settings.AGENT_IMAGE_HERMES = own_hermes_image
+    agent = deploy_and_wait(client, live, runtime_family="hermes", ram_mb=1024)  # a read-only root
+
+    container = docker_engine.containers.get(agent.container_id)
+    assert exec_in(container, ["sh", "-c", "command -v rm"]).exit_code != 0  # no rm in this image
+    env = dict(item.split("=", 1) for item in container.attrs["Config"]["Env"])
+    assert (env["HERMES_HOME"], env["HOME"]) == ("/state", "/state/home")
+    for path in ("notes/plan.md", "notes/old/a.md"):
+        answer = client.put(f"/api/agents/{agent.id}/files/{path}", b"x", content_type="application/octet-stream")
+        assert answer.json() == {"success": True}, answer.content
+    assert client.delete(f"/api/agents/{agent.id}/files/notes/plan.md").json() == {"success": True}
+    assert client.delete(f"/api/agents/{agent.id}/files/notes/old").json() == {"success": True}
+    assert client.get(f"/api/agents/{agent.id}/files/notes/plan.md").status_code == 404
+    assert [e["name"] for e in client.get(f"/api/agents/{agent.id}/files/notes").json()] == []
+    assert client.delete(f"/api/agents/{agent.id}").json() == {"success": True}  # before its image goes

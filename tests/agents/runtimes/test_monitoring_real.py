@@ -10,6 +10,8 @@ from agents.services.monitoring import agents_monitor
 from fleet.models import Event
 
 pytestmark = [pytest.mark.django_db, pytest.mark.runtime]
+# Reads what the runtimes hold and adds conversations, never changes them: the session's runtimes serve.
+SHARES_RUNTIMES = True
 
 
 def test_an_unanswering_runtime_turns_warning_and_comes_back(openclaw_runtime, docker_settings):

@@ -24,7 +24,7 @@ from tests.support import wait_until
 pytestmark = pytest.mark.docker
 
 OPENCLAW_READY_WITHIN = 45  # seconds; measured 9-16 s on a busy 2-core machine
-ALL_IPV4, LOOPBACK_IPV4 = "00000000", "0100007F"
+LOOPBACK_IPV4, LOOPBACK_IPV6 = "0100007F", "00000000000000000000000001000000"
 
 
 def _stop(runtime: Runtime) -> None:
@@ -49,7 +49,7 @@ def openclaw(docker_engine_url, docker_engine):
 def hermes(docker_engine_url, docker_engine):
     image = runtime_image(docker_engine, "hermes")
     # Loopback here, the default (all interfaces) for OpenClaw: both bind choices get run.
-    runtime = start_runtime(docker_engine_url, docker_engine, "hermes", image, FLEET_GATEWAY_BIND="loopback")
+    runtime = start_runtime(docker_engine_url, docker_engine, "hermes", image)
     try:
         wait_until(lambda: runtime.answers("/health"), timeout=30, interval=0.2)
         yield runtime
@@ -81,8 +81,8 @@ def test_openclaw_seeds_a_config_that_keeps_it_offline_in_its_state_volume(openc
     assert [(m["Name"], m["Destination"]) for m in mounts] == [(openclaw.volume_name, "/state")]
 
 
-def test_openclaw_listens_on_all_interfaces_by_default(openclaw):
-    assert openclaw.listening_addresses() == {ALL_IPV4}
+def test_openclaw_listens_on_loopback_only_on_a_local_engines_host_network(openclaw):
+    assert openclaw.listening_addresses() == {LOOPBACK_IPV4, LOOPBACK_IPV6}  # the backend's FLEET_GATEWAY_BIND
 
 
 @pytest.mark.parametrize(("plugin", "version"), [("whatsapp", "2026.9.6"), ("feishu", "2026.9.5"),
@@ -129,7 +129,7 @@ def test_hermes_api_needs_the_agents_bearer_key(hermes):
     assert allowed.status_code == 200 and allowed.json()["object"] == "list"
 
 
-def test_hermes_listens_on_loopback_only_when_asked(hermes):
+def test_hermes_listens_on_loopback_only_on_a_local_engines_host_network(hermes):
     assert hermes.listening_addresses() == {LOOPBACK_IPV4}
 
 

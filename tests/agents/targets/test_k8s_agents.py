@@ -11,10 +11,10 @@ from django.test import Client
 
 from agents.models import Agent, Status
 from agents.services.monitoring import agents_monitor
-from agents.services.provisioning import agent_provision
 from agents.targets.grants import GrantSet, target_grants_set
 from tests.factories.targets import make_cluster
 from tests.infra.kube import NODE
+from tests.infra.provisioning import provision_to_end
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +79,7 @@ def test_provisioning_creates_the_workload_and_lifecycle_scales_it(tenancy, clus
     editor = client_for(tenancy.editor)
     agent_id = deploy(editor, cluster, vcpu=2, ram_mb=1024).json()["id"]
 
-    agent_provision(agent_id=agent_id)  # the provisioning job's body, as the worker runs it
+    provision_to_end(agent_id=agent_id)  # the provisioning job's body, as the worker runs it
 
     agent = Agent.objects.get(pk=agent_id)
     name = agent.container_name
@@ -110,7 +110,7 @@ def test_provisioning_creates_the_workload_and_lifecycle_scales_it(tenancy, clus
     assert kube_cluster.live("apps/v1/deployments", NS, name) is None  # deleted before the replacement
     assert kube_cluster.live("v1/persistentvolumeclaims", NS, f"{name}-state") is not None
 
-    agent_provision(agent_id=agent_id)  # the replacement (it ends in error again: no runtime answers)
+    provision_to_end(agent_id=agent_id)  # the replacement (it ends in error again: no runtime answers)
     assert kube_cluster.live("apps/v1/deployments", NS, name) is not None
     assert editor.delete(f"/api/agents/{agent_id}").json() == {"success": True}
     for kind, obj in (("apps/v1/deployments", name), ("v1/secrets", f"{name}-secrets"),
@@ -136,7 +136,7 @@ def test_the_node_follows_the_pod_when_the_cluster_reschedules_it(tenancy, clust
     grant_workspace(cluster, tenancy.workspace)
     editor = client_for(tenancy.editor)
     agent_id = deploy(editor, cluster).json()["id"]
-    agent_provision(agent_id=agent_id)
+    provision_to_end(agent_id=agent_id)
     assert Agent.objects.get(pk=agent_id).node == NODE
     assert editor.post(f"/api/agents/{agent_id}/start").json()["status"] == "running"
     try:
@@ -162,14 +162,14 @@ def test_changing_the_disk_in_the_console_grows_the_claim_and_refuses_to_shrink_
     console = Client()
     console.force_login(tenancy.platform_admin)
     agent_id = deploy(client_for(tenancy.platform_admin), cluster, disk_gb=4).json()["id"]
-    agent_provision(agent_id=agent_id)  # ends in error: no runtime answers behind the emulator's pod
+    provision_to_end(agent_id=agent_id)  # ends in error: no runtime answers behind the emulator's pod
     claim_name = f"{Agent.objects.get(pk=agent_id).container_name}-state"
     storage = lambda: kube_cluster.live("v1/persistentvolumeclaims", NS, claim_name)["spec"]["resources"]  # noqa: E731
     resources = f"/admin/agents/agent/{agent_id}/resources/"
 
     grown = console.post(resources, {"vcpu": 1, "ram_mb": 1024, "disk_gb": 9, "sandbox_profile": "standard"})
     assert grown.status_code == 302
-    agent_provision(agent_id=agent_id)  # the redeploy's job: the kept claim is grown, not recreated
+    provision_to_end(agent_id=agent_id)  # the redeploy's job: the kept claim is grown, not recreated
     assert storage() == {"requests": {"storage": "9Gi"}} and Agent.objects.get(pk=agent_id).disk_gb == 9
 
     refused = console.post(resources, {"vcpu": 1, "ram_mb": 2048, "disk_gb": 5, "sandbox_profile": "standard"})

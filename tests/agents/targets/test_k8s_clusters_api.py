@@ -19,6 +19,13 @@ URL = "/api/admin/k8s-clusters"
 TOKEN = "kubeconfig-token-0123456789abcdef"
 
 
+@pytest.fixture(autouse=True)
+def _loopback_clusters_allowed(settings):
+    """The emulator and the closed port are on loopback, which a kubeconfig's server may not be
+    unless allow-listed (tests/security/test_kubeconfig_registration.py checks the refusal)."""
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
 def body(kube_cluster=None, **fields):
     server = kube_cluster.url if kube_cluster else CLOSED_PORT_SERVER
     return {"name": "prod", "kubeconfig": kubeconfig_for(server, token=TOKEN), "namespace": "agents",

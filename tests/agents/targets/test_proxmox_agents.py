@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent
-from agents.services.provisioning import agent_provision
 from agents.services.resources import ResourceChange, agent_resources_change
 from fleet.api.principal import Principal
 from fleet.errors import ValidationFailed
 from fleet.models import Event
+from tests.infra.provisioning import provision_to_end
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -68,13 +68,13 @@ def test_a_bigger_disk_grows_the_containers_root_filesystem_and_a_smaller_one_is
     admin = Principal(user=tenancy.platform_admin)
     agent_id = client_for(tenancy.platform_admin).post(
         "/api/agents/deploy", {"deploy_target": "proxmox", "disk_gb": 6}, format="json").json()["id"]
-    agent_provision(agent_id=agent_id)  # no runtime answers inside the fake's container: it ends in error
+    provision_to_end(agent_id=agent_id)  # no runtime answers inside the fake's container: it ends in error
     agent = Agent.objects.get(pk=agent_id)
     ct = pve.ct(int(agent.container_id))
     assert "size=6G" in ct.config["rootfs"]
 
     agent_resources_change(principal=admin, agent=agent, change=ResourceChange(disk_gb=15))
-    agent_provision(agent_id=agent_id)  # the redeploy: the same container, its rootfs grown
+    provision_to_end(agent_id=agent_id)  # the redeploy: the same container, its rootfs grown
     agent = Agent.objects.get(pk=agent_id)
     assert agent.container_id == str(ct.vmid) and agent.disk_gb == 15 and "size=15G" in ct.config["rootfs"]
 

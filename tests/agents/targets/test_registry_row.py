@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_registered_host_resolves_to_the_remote_docker_backend(settings):
     settings.REMOTE_DOCKER_PUBLISH_ADDRESS = "0.0.0.0"
-    host = RemoteHostFactory()
+    host = RemoteHostFactory(host="10.0.0.10")  # the gateway address is checked: a private one passes self-hosted
 
     backend = registry.backend_for_target(host.execution_target_id)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import pytest
 
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
@@ -62,7 +64,8 @@ def test_a_request_id_repeated_inside_one_batch_is_a_duplicate(agent, agent_toke
     assert response.json() == {"accepted": 1, "duplicates": 1}
 
 
-def test_events_are_priced_from_the_catalog_when_the_runtime_gives_no_cost(agent, agent_token):
+def test_events_are_priced_from_the_catalog_when_the_runtime_gives_no_cost(agent, agent_token, clock):
+    clock.move_to(datetime(2026, 1, 6, 12, 0, tzinfo=UTC))  # the event's date is within USAGE_MAX_AGE_DAYS
     post(agent_client(agent_token), agent, [event(model="gpt-4o-mini-2024-07-18", input_tokens=1_000_000,
                                                   output_tokens=1_000_000, occurred_at="2026-01-05T10:00:00Z")])
 
@@ -84,7 +87,8 @@ def test_an_unknown_model_is_unpriced(agent, agent_token):
     assert (row.cost_micros, row.rate_source) == (0, "unpriced")
 
 
-def test_accepted_events_are_rolled_up_per_day_and_model(agent, agent_token):
+def test_accepted_events_are_rolled_up_per_day_and_model(agent, agent_token, clock):
+    clock.move_to(datetime(2026, 1, 6, 12, 0, tzinfo=UTC))  # the events' dates are within USAGE_MAX_AGE_DAYS
     post(agent_client(agent_token), agent, [
         event(occurred_at="2026-01-05T10:00:00Z", cost_usd=1, input_tokens=10, output_tokens=1),
         event(occurred_at="2026-01-05T23:59:59Z", cost_usd=2, input_tokens=20, output_tokens=2),
@@ -103,6 +107,25 @@ def test_an_occurred_at_in_the_future_counts_as_now(agent, agent_token):
     post(agent_client(agent_token), agent, [event(occurred_at="2999-01-01T00:00:00Z")])
 
     assert UsageEvent.objects.get(agent=agent).occurred_at.year < 2999
+
+
+def test_an_occurred_at_older_than_the_window_counts_as_now(agent, agent_token, clock, settings):
+    settings.USAGE_MAX_AGE_DAYS = 35
+    clock.move_to(datetime(2026, 11, 28, 12, 0, tzinfo=UTC))
+    post(agent_client(agent_token), agent, [
+        event(request_id="ancient", occurred_at="2020-01-01T00:00:00Z", input_tokens=1_000_000, output_tokens=0),
+        event(request_id="old", occurred_at="2026-10-23T11:00:00Z", cost_usd=1),  # 36 days back
+        event(request_id="recent", occurred_at="2026-10-25T12:00:00Z", cost_usd=2),  # 34 days back
+    ])
+
+    stored = dict(UsageEvent.objects.filter(agent=agent).values_list("request_id", "occurred_at"))
+    assert stored["ancient"] == stored["old"] == datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    assert stored["recent"] == datetime(2026, 10, 25, 12, 0, tzinfo=UTC)
+    ancient = UsageEvent.objects.get(agent=agent, request_id="ancient")
+    assert (ancient.rate_source, ancient.cost_micros > 0) == ("catalog", True)  # today's price, not 0
+    spend = dict(AgentSpendDay.objects.filter(agent=agent).values_list("day", "cost_micros"))
+    assert spend[date(2026, 11, 28)] == ancient.cost_micros + 1_000_000
+    assert spend[date(2026, 10, 25)] == 2_000_000
 
 
 def test_a_wrong_agent_token_is_401(agent, agent_token):
