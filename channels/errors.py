@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fleet.errors import Conflict, InvalidRequest, NotFound, RuntimeManaged
 
-__all__ = ["ChannelDisabled", "ChannelNotFound", "LegacyChannelRoute", "LoginNotAvailable", "NoLogout",
-           "PluginUnavailable", "RuntimeManaged", "UnknownType"]
+__all__ = ["ChannelDisabled", "ChannelNotFound", "InboundSecretMissing", "LegacyChannelRoute", "LoginNotAvailable",
+           "NoLogout", "PluginUnavailable", "RuntimeManaged", "UnknownType"]
 
 
 class LegacyChannelRoute(Conflict):
@@ -16,6 +16,14 @@ class LegacyChannelRoute(Conflict):
 class ChannelDisabled(Conflict):
     code = "channel_disabled"
     default_message = "The channel is disabled."
+
+
+class InboundSecretMissing(Conflict):
+    """A receiving channel without the secret that verifies its provider's requests: nothing
+    unsigned is accepted (issue 28 item 3)."""
+
+    code = "inbound_secret_missing"
+    default_message = "The channel has no secret to verify inbound requests with."
 
 
 class PluginUnavailable(Conflict):

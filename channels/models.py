@@ -77,6 +77,10 @@ class LegacyChannel(SecretsMixin):
         ordering = ("created_at",)
         indexes = [models.Index(fields=("agent", "created_at"), name="channels_legacy_agent_idx")]
 
+    # Secrets the save that returned this instance generated (channels.services.legacy): its
+    # answer shows them in clear, once; never a column, never set on a read.
+    revealed_secrets: dict[str, str] | None = None
+
     def __str__(self) -> str:
         return self.name
 

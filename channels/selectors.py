@@ -10,6 +10,7 @@ from agents.gateway import ChannelState
 from agents.models import Agent
 from fleet.errors import FleetError
 
+from .adapters import inbound_secret_field
 from .definitions import LOGOUT_TYPES, RUNTIME_LEGACY, RUNTIME_OPENCLAW, Definition, definitions_of
 from .errors import ChannelNotFound
 from .models import ChannelMessage, LegacyChannel, RuntimeChannel
@@ -19,6 +20,7 @@ from .services.runtime import plugin_available
 logger = logging.getLogger(__name__)
 
 MESSAGES_DEFAULT, MESSAGES_MAX = 50, 200
+WEBHOOK_PATH = "/api/webhooks/{}"
 SERVING = ("running", "warning")
 
 TEXT = {
@@ -118,6 +120,13 @@ def _catalog(definitions, stored: dict[str, RuntimeChannel], live: dict[str, Cha
 
 def type_definition(*, agent: Agent, type_: str) -> tuple[str, Definition]:
     return runtime_of(agent), definition_of(agent, type_)
+
+
+def inbound_url(channel: LegacyChannel) -> str | None:
+    """Where the channel's provider posts (POST /api/webhooks/<id>): only for a channel that
+    receives and holds the secret that verifies those requests (issue 28 item 3)."""
+    field = inbound_secret_field(channel.type)
+    return WEBHOOK_PATH.format(channel.pk) if field and channel.secret_values.get(field) else None
 
 
 def legacy_channel_get(*, agent: Agent, channel_id) -> LegacyChannel:

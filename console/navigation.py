@@ -27,6 +27,7 @@ def sidebar(request) -> list[dict]:
             _item("Agents", "smart_toy", "admin:agents_agent_changelist"),
             _item("Budgets", "savings", "admin:agents_budget_changelist"),
             _item("Events", "timeline", "admin:fleet_event_changelist"),
+            _item("Terminal sessions", "terminal", "admin:agents_terminalsession_changelist"),
         ]},
         {"title": "People", "separator": True, "items": [
             _item("Users", "person", "admin:accounts_user_changelist"),

@@ -4,24 +4,13 @@ another (loopback fakes in tests, a private deployment's gateway)."""
 
 from __future__ import annotations
 
-import json
-
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from fleet.json_settings import json_object_setting
 
 KINDS = ("api", "authorize", "token")
 
 
 def overrides() -> dict:
-    value = settings.INTEGRATION_ENDPOINTS
-    if isinstance(value, str):
-        try:
-            value = json.loads(value or "{}")
-        except ValueError as exc:
-            raise ImproperlyConfigured(f"INTEGRATION_ENDPOINTS is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise ImproperlyConfigured("INTEGRATION_ENDPOINTS must be a JSON object of providers.")
-    return value
+    return json_object_setting("INTEGRATION_ENDPOINTS", holds="providers")
 
 
 def endpoint_override(provider_id: str, kind: str) -> str | None:

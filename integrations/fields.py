@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from fleet import netsafety
 from fleet.errors import ValidationFailed
+from fleet.values import env_value_allowed
 
 REDACTED = "[REDACTED]"
 MAX_VALUE_CHARS = 20_000
@@ -41,6 +42,8 @@ def _coerce(field: dict, value):
     if kind == "list":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ValueError("Must be a list of strings.")
+        if not all(env_value_allowed(v) for v in value):
+            raise ValueError("Control characters and line breaks are not allowed.")
         return value
     if kind == "json":
         return value
@@ -49,6 +52,8 @@ def _coerce(field: dict, value):
     value = value.strip()
     if len(value) > MAX_VALUE_CHARS:
         raise ValueError(f"At most {MAX_VALUE_CHARS} characters.")
+    if not env_value_allowed(value):
+        raise ValueError("Control characters and line breaks are not allowed.")
     if kind == "select" and value and value not in field.get("options", ()):
         raise ValueError(f"Must be one of: {', '.join(field['options'])}.")
     if kind == "url" and value and not field.get("secret"):

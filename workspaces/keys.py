@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from fleet.api.fields import uuid_or_none
 from fleet.api.principal import API_KEY, Principal
 
 from .models import ApiKey, Membership
@@ -45,24 +46,37 @@ def principal_from_api_key(raw_key: str) -> Principal | None:
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > MAX_KEY_LENGTH:
         return None
     digest = api_key_digest(raw_key)
-    issuer_role = Membership.objects.filter(
-        workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id")
-    ).values("role")[:1]
-    keys = (
-        ApiKey.objects.select_related("created_by")
-        .annotate(issuer_role=Subquery(issuer_role))
-        .filter(digest=digest, revoked_at__isnull=True, created_by__is_active=True)
-        .order_by()  # the digest is unique: no ordering to compile on every keyed request
-    )
-    key = next(iter(keys[:1]), None)
+    key = next(iter(_active_keys().filter(digest=digest)[:1]), None)
     # The lookup is by digest; compare again in constant time so timing says nothing.
     if key is None or not hmac.compare_digest(key.digest, digest):
-        return None
-    if key.issuer_role is None:  # the issuer left the workspace
         return None
     now = timezone.now()
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return _principal_of(key)
+
+
+def active_key_principal(*, key_id) -> Principal | None:
+    """The principal of the key `key_id` while it is active (a reference a ticket or a cookie
+    carries, workspaces.principals), else None."""
+    key = next(iter(_active_keys().filter(pk=uuid_or_none(key_id))[:1]), None) if uuid_or_none(key_id) else None
+    return _principal_of(key) if key is not None else None
+
+
+def _active_keys():
+    """Unrevoked keys of active issuers, each with its issuer's role (None: they left)."""
+    issuer_role = Membership.objects.filter(
+        workspace_id=OuterRef("workspace_id"), user_id=OuterRef("created_by_id")
+    ).values("role")[:1]
+    return (
+        ApiKey.objects.select_related("created_by")
+        .annotate(issuer_role=Subquery(issuer_role))
+        .filter(revoked_at__isnull=True, created_by__is_active=True, issuer_role__isnull=False)
+        .order_by()  # one row by a unique column: no ordering to compile on every keyed request
+    )
+
+
+def _principal_of(key: ApiKey) -> Principal:
     return Principal(
         user=key.created_by,
         kind=API_KEY,

@@ -1,4 +1,4 @@
-"""Workspaces, memberships with roles, and workspace API keys."""
+"""Workspaces, memberships with roles, invitations, and workspace API keys."""
 
 from __future__ import annotations
 
@@ -41,6 +41,33 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} as {self.role}"
+
+    @property
+    def rank(self) -> Role:
+        return Role.parse(self.role)
+
+
+class Invitation(models.Model):
+    """An offer of a role in a workspace to an email address, pending until the account with that
+    email accepts it. Adding a member is inviting one, so the answer is the same whether the
+    address has an account (issue 28: member add was an oracle of registered emails)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.CharField(max_length=255)  # trimmed and lower-cased: one invitation per address
+    role = models.CharField(max_length=10, choices=Role.choices())
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=("workspace", "email"), name="workspaces_invitation_unique")]
+        indexes = [models.Index(fields=("email",), name="workspaces_invitation_email")]
+        ordering = ("created_at",)
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.workspace} as {self.role}"
 
     @property
     def rank(self) -> Role:

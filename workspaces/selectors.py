@@ -7,12 +7,13 @@ from uuid import UUID
 
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from fleet.api.principal import Principal
 from fleet.errors import NotFound
 
 from .access import workspace_roles, workspaces_visible_to
-from .models import ApiKey, Membership, Workspace
+from .models import ApiKey, Invitation, Membership, Workspace
 from .roles import Role
 
 
@@ -66,6 +67,35 @@ def membership_get(*, workspace: Workspace, user_id: UUID) -> Membership:
     if membership is None:
         raise NotFound("No such member in this workspace.")
     return membership
+
+
+def _pending() -> QuerySet[Invitation]:
+    return Invitation.objects.filter(expires_at__gt=timezone.now()).select_related("workspace", "invited_by")
+
+
+def invitation_list(*, workspace: Workspace) -> QuerySet[Invitation]:
+    """The workspace's pending invitations, oldest first (expired ones are not shown)."""
+    return _pending().filter(workspace=workspace).order_by("created_at", "pk")
+
+
+def invitation_get(*, workspace: Workspace, invitation_id: UUID) -> Invitation:
+    invitation = invitation_list(workspace=workspace).filter(pk=invitation_id).first()
+    if invitation is None:
+        raise NotFound("No such invitation in this workspace.")
+    return invitation
+
+
+def invitations_for(*, user) -> QuerySet[Invitation]:
+    """The pending invitations addressed to the user's email, oldest first."""
+    return _pending().filter(email=(user.email or "").strip().lower()).order_by("created_at", "pk")
+
+
+def invitation_for_get(*, user, invitation_id: UUID) -> Invitation:
+    """One invitation addressed to the user; 404 for any other (nobody else's is visible)."""
+    invitation = invitations_for(user=user).filter(pk=invitation_id).first()
+    if invitation is None:
+        raise NotFound("No such invitation.")
+    return invitation
 
 
 def api_key_list(*, workspace: Workspace) -> QuerySet[ApiKey]:

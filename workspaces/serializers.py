@@ -44,6 +44,19 @@ class MemberOut(serializers.Serializer):
     role = serializers.CharField()
 
 
+class InvitationOut(serializers.Serializer):
+    """The same shape for the inviting admin and for the invitee, whoever the email belongs to."""
+
+    id = serializers.UUIDField()
+    workspaceId = serializers.UUIDField(source="workspace.id")  # noqa: N815
+    workspaceName = serializers.CharField(source="workspace.name")  # noqa: N815
+    email = serializers.CharField()
+    role = serializers.CharField()
+    invitedBy = serializers.CharField(source="invited_by.email", allow_null=True, default=None)  # noqa: N815
+    createdAt = serializers.DateTimeField(source="created_at")  # noqa: N815
+    expiresAt = serializers.DateTimeField(source="expires_at")  # noqa: N815
+
+
 class ApiKeyOut(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()

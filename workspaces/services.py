@@ -7,7 +7,12 @@ demoted or removed, `owner` is never granted, and only the owner grants or takes
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -15,7 +20,7 @@ from fleet.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from fleet.services import model_update
 
 from .keys import api_key_digest, api_key_generate, api_key_prefix
-from .models import ApiKey, Membership, Workspace
+from .models import ApiKey, Invitation, Membership, Workspace
 from .roles import Role, Scope
 
 
@@ -52,17 +57,9 @@ def _target_check(*, acting_role: Role, membership: Membership, verb: str) -> No
         raise Forbidden("Only the workspace owner can take away the role 'admin'.")
 
 
-@transaction.atomic
-def membership_add(*, workspace: Workspace, acting_role: Role, email: str, role: Role) -> Membership:
-    """Add an existing user (found by email, case-insensitive) with `role`.
-
-    404 when no account has the email, 409 when the user is already a member; two
-    concurrent adds of the same user leave one row and the loser gets the 409.
-    """
-    _grant_check(acting_role=acting_role, role=role)
-    user = get_user_model().objects.filter(email__iexact=email.strip(), is_active=True).first()
-    if user is None:
-        raise NotFound("No user has this email address.")
+def _membership_create(*, workspace: Workspace, user, role: Role) -> Membership:
+    """The row, or 409 when the user is already a member (two concurrent adds of the same user
+    leave one row and the loser gets the 409)."""
     if Membership.objects.filter(workspace=workspace, user=user).exists():
         raise Conflict("The user is already a member of this workspace.")
     try:
@@ -71,6 +68,70 @@ def membership_add(*, workspace: Workspace, acting_role: Role, email: str, role:
             return Membership.objects.create(workspace=workspace, user=user, role=role.label)
     except IntegrityError:
         raise Conflict("The user is already a member of this workspace.") from None
+
+
+@transaction.atomic
+def membership_add(*, workspace: Workspace, acting_role: Role, email: str, role: Role) -> Membership:
+    """Add an existing user (found by email, case-insensitive) with `role` at once, for code
+    that acts for both sides (the test factories). The API invites instead
+    (`invitation_create`): its answer must not tell whether an email has an account."""
+    _grant_check(acting_role=acting_role, role=role)
+    user = get_user_model().objects.filter(email__iexact=email.strip(), is_active=True).first()
+    if user is None:
+        raise NotFound("No user has this email address.")
+    return _membership_create(workspace=workspace, user=user, role=role)
+
+
+def _invitation_email(email: str) -> str:
+    email = email.strip().lower()
+    try:
+        validate_email(email)
+    except DjangoValidationError:
+        raise ValidationFailed({"email": ["Enter a valid email address."]}) from None
+    return email
+
+
+@transaction.atomic
+def invitation_create(*, workspace: Workspace, invited_by, acting_role: Role, email: str, role: Role) -> Invitation:
+    """Invite `email` with `role` (what adding a member does): the same answer whether the
+    address has an account, has none, or has a deactivated one (issue 28). Inviting it again
+    replaces the role and renews the expiry. 409 only for an address of a current member, whom
+    the admin sees in the member list anyway."""
+    _grant_check(acting_role=acting_role, role=role)
+    email = _invitation_email(email)
+    if Membership.objects.filter(workspace=workspace, user__email__iexact=email).exists():
+        raise Conflict("The user is already a member of this workspace.")
+    invitation, _ = Invitation.objects.update_or_create(
+        workspace=workspace, email=email,
+        defaults={"role": role.label, "invited_by": invited_by,
+                  "expires_at": timezone.now() + timedelta(days=settings.WORKSPACE_INVITATION_DAYS)},
+    )
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    """The invitee (the account with the invited email, checked by the selector) joins with the
+    invited role; the invitation is used up. 409 when they are a member already."""
+    # The invitation's row only (`of`): locking its workspace too would deadlock with a
+    # concurrent membership insert (its foreign-key check shares that row).
+    invitation = Invitation.objects.select_for_update(of=("self",)).filter(pk=invitation.pk).first()
+    if invitation is None:  # accepted or declined by a request that held the lock first
+        raise NotFound("No such invitation.")
+    invitation.delete()
+    return _membership_create(workspace=invitation.workspace, user=user, role=invitation.rank)
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, acting_role: Role) -> None:
+    """An admin withdraws an invitation (one for `admin` only the owner, who alone grants it)."""
+    if invitation.rank >= Role.ADMIN and acting_role < Role.OWNER:
+        raise Forbidden("Only the workspace owner can withdraw an invitation for the role 'admin'.")
+    invitation.delete()
+
+
+def invitation_decline(*, invitation: Invitation) -> None:
+    invitation.delete()
 
 
 @transaction.atomic

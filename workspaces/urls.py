@@ -17,6 +17,13 @@ urlpatterns = [
         api.MemberDetailApi.as_view(),
         name="workspace-member-detail",
     ),
+    path("workspaces/<uuid:workspace_id>/invitations", api.WorkspaceInvitationListApi.as_view(),
+         name="workspace-invitation-list"),
+    path("workspaces/<uuid:workspace_id>/invitations/<uuid:invitation_id>", api.WorkspaceInvitationDetailApi.as_view(),
+         name="workspace-invitation-detail"),
+    path("invitations", api.MyInvitationListApi.as_view(), name="invitation-list"),
+    path("invitations/<uuid:invitation_id>", api.MyInvitationDetailApi.as_view(), name="invitation-detail"),
+    path("invitations/<uuid:invitation_id>/accept", api.MyInvitationAcceptApi.as_view(), name="invitation-accept"),
     path("workspaces/<uuid:workspace_id>/api-keys", api.ApiKeyListApi.as_view(), name="workspace-api-key-list"),
     path(
         "workspaces/<uuid:workspace_id>/api-keys/<uuid:key_id>",

@@ -12,14 +12,19 @@ from .base import SendResult, describe
 SUBJECT_WORDS = 8
 
 
+def recipients(config: dict, target: str) -> list[str]:
+    """Who a send addresses: the target (a reply's sender), else the channel's `to`."""
+    return [target] if target else list(config.get("to") or [])
+
+
 def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
-    recipients = [target] if target else list(config.get("to") or [])
-    if not recipients:
+    recipients_ = recipients(config, target)
+    if not recipients_:
         return SendResult.failure("No recipients.")
     first_line = " ".join(text.split()[:SUBJECT_WORDS])
     subject = " ".join(f"{config.get('subjectPrefix') or ''} {first_line}".split())[:200]
     message = EmailMessage(
-        subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients,
+        subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients_,
         connection=get_connection(
             timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS),
     )

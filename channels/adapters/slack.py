@@ -24,6 +24,9 @@ from .base import (
 )
 
 MAX_AGE_SECONDS = 300
+# The config field that verifies inbound requests. Slack issues it (the app's Basic Information),
+# so Fleet cannot generate it: without it the channel receives nothing.
+INBOUND_SECRET = "signingSecret"
 
 
 def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
@@ -49,9 +52,9 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
-    secret = secrets.get("signingSecret")
-    if not secret:
-        return
+    secret = secrets.get(INBOUND_SECRET)
+    if not secret:  # never unsigned (the service answers 409 inbound_secret_missing first)
+        raise SignatureRefused("The channel has no signing secret to verify the request with.")
     timestamp = header(headers, "X-Slack-Request-Timestamp")
     given = header(headers, "X-Slack-Signature")
     try:

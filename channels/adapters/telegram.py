@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import secrets as random_secrets
+
 import requests
 from django.conf import settings
 
 from .base import Ignored, Inbound, SendResult, SignatureRefused, api_session, describe, header, same, timeout
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+INBOUND_SECRET = "webhookSecret"  # the config field that verifies inbound updates
+
+
+def new_secret() -> str:
+    """A secret_token for setWebhook: Telegram takes 1-256 of A-Z, a-z, 0-9, _ and -."""
+    return random_secrets.token_urlsafe(32)
 
 
 def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
@@ -28,8 +36,8 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
 
 
 def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
-    expected = secrets.get("webhookSecret")
-    if expected and not same(header(headers, SECRET_HEADER), expected):
+    expected = secrets.get(INBOUND_SECRET)
+    if not expected or not same(header(headers, SECRET_HEADER), expected):
         raise SignatureRefused("The X-Telegram-Bot-Api-Secret-Token header does not match the channel's secret.")
 
 

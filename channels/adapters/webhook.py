@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import json
+import secrets as random_secrets
 import time
 import uuid
 
@@ -19,6 +20,12 @@ from .base import Ignored, Inbound, SendResult, SignatureRefused, describe, head
 
 MAX_AGE_SECONDS = 300
 SECRET_PREFIX = "whsec_"
+INBOUND_SECRET = "secret"  # the config field that verifies inbound requests (and signs replies)
+
+
+def new_secret() -> str:
+    """A Standard Webhooks secret: whsec_ and 32 random bytes in base64."""
+    return SECRET_PREFIX + base64.b64encode(random_secrets.token_bytes(32)).decode()
 
 
 def _key(secret: str) -> bytes:
@@ -54,9 +61,9 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
 
 
 def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
-    secret = secrets.get("secret")
-    if not secret:
-        return
+    secret = secrets.get(INBOUND_SECRET)
+    if not secret:  # never unsigned (the service answers 409 inbound_secret_missing first)
+        raise SignatureRefused("The channel has no secret to verify the request with.")
     message_id, timestamp = header(headers, "webhook-id"), header(headers, "webhook-timestamp")
     given = header(headers, "webhook-signature").split()
     try:

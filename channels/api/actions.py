@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from agents.api.access import AgentOperator, AgentReader
+from fleet.api.throttling import relay_test_throttle
 from fleet.api.views import ApiView
 
 from .. import selectors, services
@@ -61,12 +62,21 @@ class ChannelLogoutApi(ApiView):
 
 
 class ChannelTestApi(ApiView):
-    documented_errors = (409, 502)
+    documented_errors = (409, 429, 502)
     access = {"POST": (AgentOperator,)}
 
-    @extend_schema(summary="Send a real test message through a legacy channel", request=None, responses=TestOut)
+    @extend_schema(summary="Send a real test message through a legacy channel", request=None, responses=TestOut,
+                   description="Throttled as the alert-rule test (one rule: ALERT_TEST_RATE_PER_RULE per channel, "
+                               "ALERT_TEST_RATE_PER_USER across both routes, ALERT_TEST_RECIPIENTS_PER_HOUR per "
+                               "agent owner): 429 rate_limited.")
     def post(self, request, agent_id, cid):
-        result = services.legacy_channel_test(channel=legacy_channel(request.agent_access.agent, cid))
+        agent = request.agent_access.agent
+        channel = legacy_channel(agent, cid)
+        # A test relays mail and webhooks on demand: the relay rule, recipients per agent owner.
+        relay_test_throttle(subject=f"channel:{channel.pk}", user_id=self.principal.user.pk,
+                            recipients_holder=f"user:{agent.owner_id}",
+                            recipients=services.legacy_channel_test_recipients(channel=channel))
+        result = services.legacy_channel_test(channel=channel)
         body = {"success": result.success, **({"error": result.error} if not result.success else {})}
         return Response(TestOut(body).data)
 

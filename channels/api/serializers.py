@@ -10,7 +10,7 @@ from fleet.api.serializers import TimestampField
 
 from ..config import redacted
 from ..models import LegacyChannel
-from ..selectors import MESSAGES_DEFAULT, MESSAGES_MAX
+from ..selectors import MESSAGES_DEFAULT, MESSAGES_MAX, inbound_url
 
 
 class ChannelSaveIn(serializers.Serializer):
@@ -66,16 +66,15 @@ class LegacyChannelOut(serializers.Serializer):
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
+    # Secrets are "[REDACTED]", except one Fleet generated in the save that answers (shown once).
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_config(self, channel: LegacyChannel) -> dict:
-        return redacted(channel.config or {}, channel.secret_values)
+        return {**redacted(channel.config or {}, channel.secret_values), **(channel.revealed_secrets or {})}
 
+    # Null for a channel that only sends, and for one without its inbound secret.
     @extend_schema_field(OpenApiTypes.STR)
     def get_inboundUrl(self, channel: LegacyChannel) -> str | None:  # noqa: N802
-        from ..definitions import RUNTIME_LEGACY, definition_for
-
-        definition = definition_for(RUNTIME_LEGACY, channel.type)
-        return f"/api/webhooks/{channel.pk}" if definition and definition.receives else None
+        return inbound_url(channel)
 
 
 class TypeLabelOut(serializers.Serializer):

@@ -1,8 +1,9 @@
 """POST /webhooks/:channelId (public): a provider delivers a message to a legacy channel.
 
 Order of checks: unknown channel 404, over the rate 429 (per channel), body over the cap 413,
-disabled 409 channel_disabled, bad signature 401 (before anything is stored); then 202
-{received, messageId}. Slack's url_verification gets its challenge back (200).
+disabled 409 channel_disabled, no secret to verify with 409 inbound_secret_missing, missing or
+bad signature 401 (all before anything is stored); then 202 {received, messageId}. Slack's
+url_verification gets its challenge back (200). Nothing is accepted unsigned.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class ChannelWebhookApi(PublicApiView):
 
     @extend_schema(
         summary="Inbound message for a legacy channel (public)",
+        description="Every request is verified by the channel's secret (Telegram's secret token, Slack's signing "
+                    "secret, Standard Webhooks); a channel without one answers 409 inbound_secret_missing.",
         request={"application/json": dict},
         responses={202: WebhookAcceptedOut, 200: OpenApiResponse(HandshakeOut, description="Slack url_verification")},
     )

@@ -14,6 +14,7 @@ from .legacy import (
     legacy_channel_delete,
     legacy_channel_send,
     legacy_channel_test,
+    legacy_channel_test_recipients,
     legacy_channel_update,
 )
 from .runtime import (
@@ -31,6 +32,7 @@ __all__ = [
     "legacy_channel_delete",
     "legacy_channel_send",
     "legacy_channel_test",
+    "legacy_channel_test_recipients",
     "legacy_channel_update",
     "pending_inbound_requeue",
     "receiving_channel",

@@ -23,9 +23,9 @@ from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
 from agents.models import Agent, Status
 from fleet.errors import FleetError, ValidationFailed
 
-from ..adapters import Handshake, Ignored, Inbound, adapter_for
+from ..adapters import Handshake, Ignored, Inbound, adapter_for, inbound_secret_field, inbound_secret_generator
 from ..definitions import RUNTIME_LEGACY, definition_for
-from ..errors import ChannelDisabled, ChannelNotFound
+from ..errors import ChannelDisabled, ChannelNotFound, InboundSecretMissing
 from ..models import ChannelMessage, Direction, LegacyChannel, MessageState
 from ..tasks import forward_inbound, send_reply
 from .common import channel_gateway
@@ -54,10 +54,22 @@ def receiving_channel(channel_id) -> LegacyChannel:
     return channel
 
 
+def _require_inbound_secret(channel: LegacyChannel) -> None:
+    field = inbound_secret_field(channel.type)
+    if channel.secret_values.get(field):
+        return
+    if inbound_secret_generator(channel.type):
+        raise InboundSecretMissing(f"The channel has no {field} to verify inbound requests with: save the channel "
+                                   "(PATCH) and Fleet generates one, shown once in that answer.")
+    raise InboundSecretMissing(f"The channel has no {field} to verify inbound requests with: set the one the "
+                               "provider issued on the channel (PATCH config) before it receives.")
+
+
 def webhook_receive(*, channel: LegacyChannel, headers, body: bytes) -> Received:
     """Verify (401 before anything is stored), parse and store an inbound request."""
     if not channel.enabled:
         raise ChannelDisabled()
+    _require_inbound_secret(channel)
     adapter = adapter_for(channel.type)
     adapter.verify(channel.config or {}, channel.secret_values, headers, body)
     try:

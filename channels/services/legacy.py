@@ -8,7 +8,7 @@ from agents.models import Agent
 from fleet.errors import ValidationFailed
 from fleet.netsafety import UnsafeTarget, check_url
 
-from ..adapters import SendResult, adapter_for
+from ..adapters import SendResult, adapter_for, inbound_secret_field, inbound_secret_generator, recipient_count
 from ..config import CheckedConfig, config_check
 from ..definitions import Definition
 from ..models import ChannelMessage, Direction, LegacyChannel, MessageState
@@ -39,6 +39,21 @@ def _checked(definition: Definition, raw, *, stored: CheckedConfig | None, merge
     return checked
 
 
+def _with_inbound_secret(type_: str, checked: CheckedConfig) -> tuple[CheckedConfig, dict[str, str]]:
+    """A receiving channel verifies every inbound request: when the save leaves it without its
+    secret and Fleet may choose one (Telegram's secret_token, a Standard Webhooks secret), one
+    is generated, to be shown once. Slack's signing secret is Slack's: without it the channel
+    refuses inbound (409 inbound_secret_missing) until it is set."""
+    field = inbound_secret_field(type_)
+    if not field or checked.secrets.get(field):
+        return checked, {}
+    generate = inbound_secret_generator(type_)
+    if generate is None:
+        return checked, {}
+    value = generate()
+    return CheckedConfig(public=checked.public, secrets={**checked.secrets, field: value}), {field: value}
+
+
 @transaction.atomic
 def legacy_channel_create(*, agent: Agent, type_: str, config=None, enabled: bool = True,
                           name=None) -> LegacyChannel:
@@ -47,7 +62,9 @@ def legacy_channel_create(*, agent: Agent, type_: str, config=None, enabled: boo
         raise ValidationFailed({"type": ["This field is required."]})
     definition = definition_of(agent, type_)
     channel = LegacyChannel(agent=agent, type=type_, name=_name(name, definition.label), enabled=enabled)
-    channel.store(_checked(definition, config, stored=None, merge=False))
+    checked, channel.revealed_secrets = _with_inbound_secret(type_, _checked(definition, config, stored=None,
+                                                                              merge=False))
+    channel.store(checked)
     channel.save()
     return channel
 
@@ -57,8 +74,13 @@ def legacy_channel_update(*, channel: LegacyChannel, config=None, enabled: bool 
                           name=None) -> LegacyChannel:
     channel = LegacyChannel.objects.select_for_update().get(pk=channel.pk)
     definition = definition_of(channel.agent, channel.type)
-    if config is not None:
-        channel.store(_checked(definition, config, stored=channel.checked, merge=True))
+    checked = channel.checked if config is None else _checked(definition, config, stored=channel.checked,
+                                                                merge=True)
+    # Any save completes a channel stored without its secret (before issue 28), or whose
+    # secret the caller removed (null): a new one, shown once.
+    checked, channel.revealed_secrets = _with_inbound_secret(channel.type, checked)
+    if config is not None or channel.revealed_secrets:
+        channel.store(checked)
     if enabled is not None:
         channel.enabled = enabled
     if name is not None:
@@ -79,6 +101,11 @@ def legacy_channel_send(*, channel: LegacyChannel, text: str, target: str = "") 
 def default_target(channel: LegacyChannel) -> str:
     config = channel.config or {}
     return str(config.get("defaultChatId") or config.get("defaultChannel") or "")
+
+
+def legacy_channel_test_recipients(*, channel: LegacyChannel) -> int:
+    """How many destinations the channel's test message reaches (for the relay rule)."""
+    return recipient_count(channel.type, channel.config or {}, default_target(channel))
 
 
 def legacy_channel_test(*, channel: LegacyChannel) -> SendResult:

@@ -16,12 +16,14 @@ Applying the same state twice changes nothing.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 
 from agents.gateway import family_of, gateway_for
 from agents.models import Agent
 from agents.services.engine import engine_call
+from fleet.values import env_value_allowed
 
 from .. import catalog
 from ..errors import SyncUnsupported
@@ -29,8 +31,11 @@ from ..fields import env_of, stored_config, value_of
 from ..models import Integration, IntegrationStatus
 
 MCP_PREFIX = "fleet-"
+logger = logging.getLogger(__name__)
+
 BLOCK_BEGIN = "# >>> fleet integrations (managed by Fleet; edits here are replaced) >>>"
 BLOCK_END = "# <<< fleet integrations <<<"
+_DOTENV_LINE_BREAK = re.compile(r"\r\n|\n|\r")
 
 
 @dataclass
@@ -153,6 +158,20 @@ def _changed_names(paths: list[str], prefix: str) -> set[str]:
 def _apply_env_file(agent: Agent, env: dict[str, str], env_file: str) -> SyncResult:
     raw = engine_call(agent, lambda backend: backend.read_state_file(agent, env_file)) or b""
     text = raw.decode("utf-8", errors="replace")
+    content, changed, removed = env_file_render(text, env)
+    if content != text:
+        engine_call(agent, lambda backend: backend.write_state_file(agent, env_file, content.encode()))
+    return SyncResult(runtime=agent.runtime_family, env_vars=sorted(env), changed=changed, removed=removed)
+
+
+def env_file_render(text: str, env: dict[str, str]) -> tuple[str, list[str], list[str]]:
+    """(the file with Fleet's block holding `env`, the names added or changed, those removed).
+    A value that could end its line (stored before values were checked) is left out, by name
+    in the log: one bad value must not write a line of its own."""
+    refused = sorted(name for name, value in env.items() if not env_value_allowed(value))
+    if refused:
+        logger.warning("Left out of the env file (control characters or line breaks): %s", ", ".join(refused))
+        env = {name: value for name, value in env.items() if name not in refused}
     outside, block = split_env_file(text)
     previous = {k: v for k, v in block.items() if v != ""}
     # A removed variable is written empty: Hermes loads the file with override, so the value
@@ -161,16 +180,15 @@ def _apply_env_file(agent: Agent, env: dict[str, str], env_file: str) -> SyncRes
     lines = [BLOCK_BEGIN] + [f"{name}={_quote(value)}" for name, value in sorted(env.items())]
     lines += [f"{name}=" for name in removed] + [BLOCK_END]
     content = "\n".join([*([outside.rstrip("\n")] if outside.strip() else []), *lines]) + "\n"
-    if content != text:
-        engine_call(agent, lambda backend: backend.write_state_file(agent, env_file, content.encode()))
     changed = sorted(name for name, value in env.items() if previous.get(name) != value)
-    return SyncResult(runtime=agent.runtime_family, env_vars=sorted(env), changed=changed, removed=removed)
+    return content, changed, removed
 
 
 def split_env_file(text: str) -> tuple[str, dict[str, str]]:
-    """(the lines outside Fleet's block, the variables inside it)."""
+    """(the lines outside Fleet's block, the variables inside it), lines split where
+    python-dotenv splits them (Hermes's reader): CR LF, LF or CR, nothing else."""
     outside, block, inside = [], {}, False
-    for line in text.splitlines():
+    for line in _DOTENV_LINE_BREAK.split(text.removesuffix("\n")):
         if line == BLOCK_BEGIN:
             inside = True
         elif line == BLOCK_END:
@@ -186,11 +204,12 @@ def split_env_file(text: str) -> tuple[str, dict[str, str]]:
 
 def _quote(value: str) -> str:
     """python-dotenv's syntax: single quotes are literal (no escapes, no ${} expansion); a value
-    holding a single quote or a newline is double-quoted, with backslash, double quote and newline
-    escaped (there a `${NAME}` would be expanded: python-dotenv has no escape for it)."""
-    if "'" not in value and "\n" not in value:
+    holding a single quote is double-quoted, with backslash and double quote escaped (there a
+    `${NAME}` would be expanded: python-dotenv has no escape for it). Values hold no line break
+    (fields.env_value_allowed)."""
+    if "'" not in value:
         return f"'{value}'"
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
 
 

@@ -7,6 +7,7 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
+from celery.app.routes import prepare as prepare_routes
 
 from alerts import tasks
 from alerts.services import deliveries_attempt, deliveries_dispatch, enqueue, fanout, rules
@@ -60,6 +61,8 @@ def broker_queue(monkeypatch):
 
     name = f"test-alerts-{uuid.uuid4().hex[:12]}"
     monkeypatch.setattr(app.conf, "task_default_queue", name)
+    # Every task, whatever its queue (CELERY_TASK_ROUTES sends deliveries to `delivery`).
+    monkeypatch.setattr(app.amqp.router, "routes", prepare_routes({"*": {"queue": name}}))
 
     def read() -> list[tuple[str, object]]:
         found = []

@@ -20,6 +20,8 @@ from tests.infra.fake_model import ANSWER
 from tests.support import client_for
 
 pytestmark = [pytest.mark.runtime, pytest.mark.worker]
+# Reads what the runtimes hold and adds conversations, never changes them: the session's runtimes serve.
+SHARES_RUNTIMES = True
 
 SLACK_SECRET = "slack-signing-secret"
 

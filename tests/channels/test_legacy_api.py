@@ -4,7 +4,6 @@ adapter (loopback fakes of the provider APIs, Django's mail outbox), and the mes
 from __future__ import annotations
 
 import pytest
-from django.core import mail
 
 from channels.models import ChannelMessage, Direction, LegacyChannel
 from channels.services import legacy_channel_create
@@ -45,6 +44,18 @@ def test_a_telegram_channel_is_created_read_redacted_updated_and_deleted(tenancy
 
     deleted = editor.delete(_url(hermes_agent, f"/{record['id']}"))
     assert deleted.json() == {"success": True} and not LegacyChannel.objects.exists()
+
+
+def test_a_receiving_channel_saved_without_its_secret_gets_one_shown_once(tenancy, hermes_agent):
+    editor = tenancy.client("editor")
+
+    created = editor.post(_url(hermes_agent), {"type": "telegram", "config": {"botToken": "TOKEN-tg"}},
+                          format="json").json()
+    (listed,) = editor.get(_url(hermes_agent)).json()["channels"]
+
+    generated = LegacyChannel.objects.get().secret_values["webhookSecret"]
+    assert created["config"]["webhookSecret"] == generated and created["inboundUrl"]
+    assert listed["config"]["webhookSecret"] == "[REDACTED]"
 
 
 def test_an_email_channel_has_no_inbound_url(tenancy, hermes_agent):
@@ -134,7 +145,7 @@ def test_test_without_a_target_fails_cleanly(tenancy, hermes_agent, api_bases):
     assert body["success"] is False and "defaultChannel" in body["error"]
 
 
-def test_email_and_webhook_tests_send_for_real(tenancy, hermes_agent, http_receiver, settings):
+def test_email_and_webhook_tests_send_for_real(tenancy, hermes_agent, http_receiver, settings, smtp_server):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     email = legacy_channel_create(agent=hermes_agent, type_="email", config={"to": ["ops@example.com"]})
     hook = legacy_channel_create(agent=hermes_agent, type_="webhook",
@@ -144,9 +155,22 @@ def test_email_and_webhook_tests_send_for_real(tenancy, hermes_agent, http_recei
     assert editor.post(_url(hermes_agent, f"/{email.pk}/test")).json() == {"success": True}
     assert editor.post(_url(hermes_agent, f"/{hook.pk}/test")).json() == {"success": True}
 
-    assert mail.outbox[0].to == ["ops@example.com"] and "Test message" in mail.outbox[0].body
+    (sent,) = smtp_server.wait_for(1)
+    assert sent.rcpt_tos == ["ops@example.com"] and "Test message" in sent.text
+    assert sent.subject.startswith("[Fleet] Test message")
     (request,) = http_receiver.requests
     assert request.header("webhook-signature").startswith("v1,") and "Test message" in request.json()["text"]
+
+
+def test_the_test_route_is_throttled_per_channel(tenancy, hermes_agent, settings, smtp_server):
+    settings.ALERT_TEST_RATE_PER_RULE = "2/10m"
+    email = legacy_channel_create(agent=hermes_agent, type_="email", config={"to": ["ops@example.com"]})
+    editor = tenancy.client("editor")
+
+    answers = [editor.post(_url(hermes_agent, f"/{email.pk}/test")) for _ in range(3)]
+
+    assert [a.status_code for a in answers] == [200, 200, 429] and answers[2].json()["code"] == "rate_limited"
+    assert len(smtp_server.messages) == 2  # sent inline: nothing more arrives later
 
 
 def test_messages_are_newest_first_limited_and_validated(tenancy, hermes_agent):

@@ -79,6 +79,16 @@ def test_a_disabled_channel_is_409(telegram_channel):
     assert (response.status_code, response.json()["code"]) == (409, "channel_disabled")
 
 
+def test_a_channel_without_its_secret_is_409_and_nothing_is_stored(hermes_agent):
+    channel = legacy_channel_create(agent=hermes_agent, type_="slack", config={"botToken": "xoxb-1"})
+
+    response = _post(channel.pk, {"type": "event_callback", "event": {"type": "message", "channel": "C1",
+                                                                       "text": "hi"}})
+
+    assert (response.status_code, response.json()["code"]) == (409, "inbound_secret_missing")
+    assert not ChannelMessage.objects.exists()
+
+
 def test_a_body_over_256_kb_is_413(telegram_channel):
     response = _post(telegram_channel.pk, b"{" + b" " * (256 * 1024) + b"}",
                      HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN="tg-secret")
@@ -93,14 +103,15 @@ def hook_url(settings):
     return "http://127.0.0.1:9/replies"
 
 
-def test_the_rate_is_per_channel(hermes_agent, telegram_channel, settings, hook_url):
+def test_the_rate_is_per_channel(hermes_agent, telegram_channel, settings):
     settings.CHANNELS_WEBHOOK_RATE = "3/1m"
-    other = legacy_channel_create(agent=hermes_agent, type_="webhook", config={"url": hook_url})
+    other = legacy_channel_create(agent=hermes_agent, type_="telegram",
+                                  config={"botToken": "TOKEN-tg", "webhookSecret": "tg-secret"})
     answers = [_post(telegram_channel.pk, _update(n), HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN="tg-secret").status_code
                for n in range(4)]
 
     assert answers == [202, 202, 202, 429]
-    assert _post(other.pk, {"text": "hi"}).status_code == 202
+    assert _post(other.pk, _update(9), HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN="tg-secret").status_code == 202
 
 
 def test_malformed_json_is_400(telegram_channel):

@@ -1,10 +1,14 @@
 """The agent's console page and its views: lifecycle buttons through the services, change
 resources (validated as a deploy, applied by a redeploy), deploy from the console, deleting
-with the engine down, last_error in the list, deploy progress and the logs the page polls."""
+with the engine down, last_error in the list, deploy progress, the logs (as JSON and followed
+live), the chat panel's turns and "Open UI"."""
 
 from __future__ import annotations
 
+import secrets
+
 import pytest
+from django.conf import settings as django_settings
 from django.test import Client
 
 from agents.deploy_progress import PULLING, deploy_step_set
@@ -12,6 +16,8 @@ from agents.models import Agent
 from agents.services.engine import backend_of
 from fleet.models import Event
 from tests.factories.agents import place_on_engine
+from tests.infra.asgi import edge_stream
+from tests.infra.docker import exec_in
 from tests.support import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -187,10 +193,10 @@ def test_the_logs_the_page_polls_come_from_the_container_and_since_includes_its_
     agent = place_on_engine(tenancy.agent(name="polled"))
     try:
         container = docker_engine.containers.get(agent.container_id)
-        assert container.exec_run(["sh", "-c", "echo polled-first > /proc/1/fd/1"]).exit_code == 0
+        assert exec_in(container, ["sh", "-c", "echo polled-first > /proc/1/fd/1"]).exit_code == 0
         first = console.get(f"/admin/agents/agent/{agent.pk}/logs/?tail=200")
         last = first.json()["lines"][-1]
-        assert container.exec_run(["sh", "-c", "echo polled-second > /proc/1/fd/1"]).exit_code == 0
+        assert exec_in(container, ["sh", "-c", "echo polled-second > /proc/1/fd/1"]).exit_code == 0
         wait_until(lambda: "polled-second" in _lines(console, agent, last["ts"]), timeout=10)
         after = console.get(f"/admin/agents/agent/{agent.pk}/logs/", {"tail": 1000, "since": last["ts"]})
     finally:
@@ -214,7 +220,8 @@ def test_the_console_views_are_for_platform_admins_only(tenancy):
     client.force_login(tenancy.agent_owner)
 
     for url in (f"/admin/agents/agent/{agent.pk}/act/stop/", f"/admin/agents/agent/{agent.pk}/resources/",
-                f"/admin/agents/agent/{agent.pk}/logs/", "/admin/agents/agent/add/"):
+                f"/admin/agents/agent/{agent.pk}/logs/", f"/admin/agents/agent/{agent.pk}/chat/",
+                f"/admin/agents/agent/{agent.pk}/open-ui/", "/admin/agents/agent/add/"):
         for response in (client.post(url), client.get(url)):
             assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert Agent.objects.get(pk=agent.pk).status == "queued"
@@ -229,3 +236,57 @@ def test_deleting_from_the_console_goes_through_the_service(console, tenancy):
     assert "Successfully deleted 1" in response.content.decode()
     assert not Agent.objects.filter(pk=agent.pk).exists()
     assert Event.objects.filter(agent_id=agent.pk, kind="agent.deleted").exists()
+
+
+def test_open_ui_sends_the_operator_into_the_agents_own_origin(console, tenancy, settings):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    serving = tenancy.agent(status="running", is_external=True, deploy_target="external",
+                            execution_target_id="external", gateway_url="http://127.0.0.1:18789",
+                            gateway_token=secrets.token_urlsafe(32))
+    stopped = tenancy.agent()
+
+    page = console.get(_page(serving)).content.decode()
+    opened = console.post(f"/admin/agents/agent/{serving.pk}/open-ui/")
+    refused = console.post(f"/admin/agents/agent/{stopped.pk}/open-ui/", follow=True)
+
+    assert 'id="agent-open-ui"' in page and 'id="agent-chat-panel"' in page
+    assert 'id="agent-open-ui"' not in console.get(_page(stopped)).content.decode()
+    assert opened.status_code == 302
+    assert opened["Location"].startswith(f"http://{serving.pk}.gw.localhost:8000/__fleet__/session?ticket=")
+    assert "Could not open" in refused.content.decode() and "not running" in refused.content.decode()
+    assert console.get(f"/admin/agents/agent/{serving.pk}/open-ui/").status_code == 405
+
+
+def test_a_chat_turn_from_the_console_is_validated_and_refused_like_the_apis(console, tenancy):
+    stopped = tenancy.agent()
+    url = f"/admin/agents/agent/{stopped.pk}/chat/"
+
+    empty = console.post(url, data="{}", content_type="application/json")
+    garbled = console.post(url, data="not json", content_type="application/json")
+    to_stopped = console.post(url, data='{"message": "hi"}', content_type="application/json")
+
+    assert (empty.status_code, empty.json()["code"]) == (400, "validation_error")
+    assert "message" in empty.json()["fields"]
+    assert garbled.status_code == 400
+    # The test client is no edge: a stream would be read whole before answering.
+    assert (to_stopped.status_code, to_stopped.json()["code"]) == (409, "streams_unavailable")
+    assert console.get(url).status_code == 405
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_the_page_follows_the_logs_live_through_the_edge(tenancy, platform_admin, docker_settings, docker_engine):
+    agent = place_on_engine(tenancy.agent(name="followed"))
+    client = Client()
+    client.force_login(platform_admin)
+    cookie = f"{django_settings.SESSION_COOKIE_NAME}={client.cookies[django_settings.SESSION_COOKIE_NAME].value}"
+    try:
+        with edge_stream("GET", f"/admin/agents/agent/{agent.pk}/logs/?tail=0",
+                         headers={"cookie": cookie, "accept": "text/event-stream"}) as stream:
+            assert stream.status == 200 and stream.headers["content-type"] == "text/event-stream"
+            stream.read_until(b"retry:")
+            container = docker_engine.containers.get(agent.container_id)
+            assert exec_in(container, ["sh", "-c", "echo followed-line > /proc/1/fd/1"]).exit_code == 0
+            assert b"followed-line" in stream.read_until(b"followed-line")
+    finally:
+        backend_of(agent).remove(agent)

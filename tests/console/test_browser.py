@@ -4,7 +4,8 @@ database, with a real Hermes container.
 
 Signs in; `/` and every link of the console's sidebar (console/navigation.py, as it stands when
 the test runs) render; the dashboard renders with data; the agent page shows its charts and its
-logs live (a line the container writes now appears, through the panel's polling); its Stop
+logs live (a line the container writes now appears, through the panel's follow), its chat panel
+answers (the fake model through the real runtime); its Stop
 button (confirmed) stops the real container and the status changes; no page logs a console
 error. A screenshot of each page is kept under var/ci/screenshots/ (CI keeps var/ci as
 artifacts).
@@ -31,6 +32,7 @@ from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
 from tests.factories.agents import AgentFactory, make_budget, make_samples
 from tests.factories.alerts import make_rule
 from tests.factories.workspaces import WorkspaceFactory
+from tests.infra.docker import exec_in
 from tests.infra.web_server import procfile_web_server
 from tests.support import need_service
 
@@ -45,7 +47,7 @@ CHROMIUM = "/usr/bin/chromium"
 @pytest.fixture
 def server(transactional_db, tmp_path, docker_engine_url):
     """The Procfile's web process on loopback over the test database and the test engine, with
-    its default worker count: the agent page's log panel polls, so it holds none."""
+    its default worker count: the agent page's log panel follows on the event loop, holding none."""
     env = {"DOCKER_HOST": docker_engine_url, "DOCKER_NETWORK_MODE": "host", "LOG_LEVEL": "WARNING"}
     with procfile_web_server(tmp_path, env=env) as url:
         yield url
@@ -168,14 +170,19 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     assert page.locator("#agent-charts polyline").count() >= 4
     page.wait_for_function("document.querySelectorAll('#agent-logs .fleet-log-line').length > 0")
     marker = f"fleet-console-{uuid.uuid4().hex[:8]}"
-    result = docker_engine.containers.get(agent.container_id).exec_run(
+    result = exec_in(docker_engine.containers.get(agent.container_id),
         ["sh", "-c", f"echo {marker} > /proc/1/fd/1"])
     assert result.exit_code == 0, result.output
     page.wait_for_function(f"document.getElementById('agent-logs').textContent.includes('{marker}')")
     assert page.locator("#agent-logs-state").inner_text() == "live"
-    page.wait_for_timeout(4500)  # two more polls: `since` brings the last line again, the page drops it
     shown = page.locator("#agent-logs .fleet-log-line").all_inner_texts()
     assert sum(marker in line for line in shown) == 1, shown
+
+    # Talk to it: the chat panel streams the turn from the real runtime.
+    page.fill("#agent-chat-message", "Hello from the console")
+    page.click("#agent-chat-send")
+    page.wait_for_function("document.getElementById('agent-chat-log').textContent.includes('The fake model answers.')")
+    page.wait_for_function("document.getElementById('agent-chat-state').textContent.includes('tokens in')")
     _shot(page, "04-agent")
 
     # Another range of the charts.

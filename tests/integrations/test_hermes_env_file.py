@@ -7,7 +7,7 @@ import pytest
 from integrations.services.runtime import BLOCK_BEGIN, BLOCK_END, _quote, _unquote, split_env_file
 
 
-@pytest.mark.parametrize("value", ["plain", "with space", "it's", 'say "hi"', "a\\b", "line1\nline2", "$HOME", ""])
+@pytest.mark.parametrize("value", ["plain", "with space", "it's", 'say "hi"', "a\\b", "$HOME", "tab\there", ""])
 def test_a_value_survives_quoting(value):
     assert _unquote(_quote(value)) == value
 

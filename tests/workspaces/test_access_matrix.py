@@ -6,14 +6,15 @@ import pytest
 
 from tests.factories.accounts import UserFactory
 from tests.factories.workspaces import make_api_key, make_member
-from workspaces.models import ApiKey, Membership, Workspace
+from workspaces.models import ApiKey, Invitation, Membership, Workspace
 from workspaces.roles import Role
+from workspaces.services import invitation_create
 
 SESSION_CALLERS = ("owner", "admin", "editor", "viewer", "outsider", "platform_admin")
 KEY_CALLERS = ("key:agents:read", "key:agents:write", "key:workspaces:read")  # each a key of the workspace
 ALL_CALLERS = SESSION_CALLERS + KEY_CALLERS + ("anonymous",)
 
-OK, CREATED = (200, None), (201, None)
+OK, CREATED, ACCEPTED = (200, None), (201, None), (202, None)
 NOT_FOUND = (404, "not_found")
 DENIED = (403, "permission_denied")
 NO_SCOPE = (403, "missing_scope")
@@ -38,6 +39,9 @@ def _targets(tenancy) -> dict:
         "newcomer": UserFactory(email="newcomer@example.com"),
         "member": make_member(workspace, Role.VIEWER),
         "key": make_api_key(workspace=workspace, scopes=["agents:read"], name="target")[0],
+        # To an address none of the callers has: only its invitee may read, accept or decline it.
+        "invitation": invitation_create(workspace=workspace, invited_by=workspace.owner, acting_role=Role.OWNER,
+                                        email="invitee@example.com", role=Role.EDITOR),
     }
 
 
@@ -67,8 +71,28 @@ ROUTES = {
     "add member": (
         "post", lambda t: f"/api/workspaces/{t['ws']}/members",
         lambda t: {"email": t["newcomer"].email, "role": "editor"},
-        _expect(owner=CREATED, admin=CREATED, platform_admin=CREATED, editor=DENIED, viewer=DENIED,
+        _expect(owner=ACCEPTED, admin=ACCEPTED, platform_admin=ACCEPTED, editor=DENIED, viewer=DENIED,
                 outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "list invitations": (
+        "get", lambda t: f"/api/workspaces/{t['ws']}/invitations", None,
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "withdraw invitation": (
+        "delete", lambda t: f"/api/workspaces/{t['ws']}/invitations/{t['invitation'].id}", None,
+        _expect(editor=DENIED, viewer=DENIED, outsider=NOT_FOUND, **KEYS_REFUSED),
+    ),
+    "my invitations": (
+        "get", lambda t: "/api/invitations", None,
+        _expect(**KEYS_REFUSED),
+    ),
+    "accept invitation": (
+        "post", lambda t: f"/api/invitations/{t['invitation'].id}/accept", None,
+        _expect(**{c: NOT_FOUND for c in SESSION_CALLERS}, **KEYS_REFUSED),
+    ),
+    "decline invitation": (
+        "delete", lambda t: f"/api/invitations/{t['invitation'].id}", None,
+        _expect(**{c: NOT_FOUND for c in SESSION_CALLERS}, **KEYS_REFUSED),
     ),
     "change member role": (
         "patch", lambda t: f"/api/workspaces/{t['ws']}/members/{t['member'].id}", lambda t: {"role": "editor"},
@@ -122,6 +146,7 @@ def _state(tenancy, targets) -> tuple:
         ApiKey.objects.filter(pk=targets["key"].pk, revoked_at__isnull=True).exists(),
         ApiKey.objects.filter(workspace=workspace).count(),
         Workspace.objects.count(),
+        sorted(Invitation.objects.filter(workspace=workspace).values_list("email", "role")),
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
 from tests.support import client_for
-from workspaces.models import ApiKey, Membership
+from workspaces.models import ApiKey, Invitation, Membership
 from workspaces.roles import Role
 
 pytestmark = pytest.mark.django_db
@@ -56,10 +56,18 @@ def test_a_key_with_workspaces_read_may_list_members(workspace):
     assert [m["role"] for m in response.json()] == ["owner"]
 
 
-# ---- adding
+# ---- adding: an invitation, accepted by its invitee
 
 
-def test_an_admin_adds_an_existing_user_by_email_ignoring_case(workspace):
+def _invitation_of(workspace, email):
+    return Invitation.objects.filter(workspace=workspace, email=email).first()
+
+
+def _accept(user, invitation):
+    return client_for(user).post(f"/api/invitations/{invitation.id}/accept")
+
+
+def test_an_admin_invites_by_email_and_the_user_joins_on_accepting(workspace):
     admin = make_member(workspace, Role.ADMIN)
     newcomer = UserFactory(email="Jane.Doe@example.com")
 
@@ -67,57 +75,100 @@ def test_an_admin_adds_an_existing_user_by_email_ignoring_case(workspace):
         _members_url(workspace), {"email": "  jane.DOE@EXAMPLE.com ", "role": "editor"}, format="json"
     )
 
-    assert response.status_code == 201
-    assert response.json() == {
-        "userId": str(newcomer.id), "email": newcomer.email, "name": newcomer.name, "role": "editor"
-    }
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert set(body) == {"id", "workspaceId", "workspaceName", "email", "role", "invitedBy", "createdAt",
+                         "expiresAt"}
+    assert (body["email"], body["role"], body["invitedBy"], body["workspaceId"]) == (
+        "jane.doe@example.com", "editor", admin.email, str(workspace.id))
+    assert _role_of(workspace, newcomer) is None
+    accepted = _accept(newcomer, _invitation_of(workspace, "jane.doe@example.com"))
+    assert accepted.status_code == 200 and accepted.json()["role"] == "editor"
     assert _role_of(workspace, newcomer) == "editor"
+    assert _invitation_of(workspace, "jane.doe@example.com") is None
 
 
-def test_adding_an_unknown_email_answers_404(workspace):
-    response = client_for(workspace.owner).post(
-        _members_url(workspace), {"email": "nobody@example.com", "role": "viewer"}, format="json"
-    )
-
-    assert response.status_code == 404
-    assert response.json()["code"] == "not_found"
-
-
-def test_adding_a_deactivated_user_answers_404(workspace):
+def test_inviting_an_unknown_or_deactivated_email_answers_the_same_202(workspace):
     UserFactory(email="gone@example.com", is_active=False)
 
-    response = client_for(workspace.owner).post(
-        _members_url(workspace), {"email": "gone@example.com", "role": "viewer"}, format="json"
-    )
+    for email in ("nobody@example.com", "gone@example.com"):
+        response = client_for(workspace.owner).post(_members_url(workspace), {"email": email, "role": "viewer"},
+                                                    format="json")
+        assert response.status_code == 202
+        assert response.json()["email"] == email
 
-    assert response.status_code == 404
+
+def test_inviting_again_replaces_the_role_and_keeps_one_invitation(workspace):
+    owner = client_for(workspace.owner)
+    owner.post(_members_url(workspace), {"email": "a@example.com", "role": "viewer"}, format="json")
+
+    owner.post(_members_url(workspace), {"email": "A@example.com", "role": "editor"}, format="json")
+
+    assert list(Invitation.objects.values_list("email", "role")) == [("a@example.com", "editor")]
 
 
-def test_adding_someone_who_is_already_a_member_answers_409(workspace):
+def test_the_invitee_may_decline_and_an_admin_may_withdraw(workspace):
+    owner = client_for(workspace.owner)
+    invitee = UserFactory(email="jane@example.com")
+    for email in ("jane@example.com", "other@example.com"):
+        owner.post(_members_url(workspace), {"email": email, "role": "viewer"}, format="json")
+
+    declined = client_for(invitee).delete(f"/api/invitations/{_invitation_of(workspace, 'jane@example.com').id}")
+    withdrawn = owner.delete(
+        f"/api/workspaces/{workspace.id}/invitations/{_invitation_of(workspace, 'other@example.com').id}")
+
+    assert declined.json() == withdrawn.json() == {"success": True}
+    assert not Invitation.objects.exists() and _role_of(workspace, invitee) is None
+
+
+def test_an_expired_invitation_is_gone(workspace, settings):
+    settings.WORKSPACE_INVITATION_DAYS = 0
+    invitee = UserFactory(email="late@example.com")
+    client_for(workspace.owner).post(_members_url(workspace), {"email": invitee.email, "role": "viewer"},
+                                     format="json")
+
+    assert client_for(invitee).get("/api/invitations").json() == []
+    assert client_for(workspace.owner).get(f"/api/workspaces/{workspace.id}/invitations").json() == []
+    assert _accept(invitee, _invitation_of(workspace, invitee.email)).status_code == 404
+
+
+def test_inviting_someone_who_is_already_a_member_answers_409(workspace):
     member = make_member(workspace, Role.VIEWER)
 
     response = client_for(workspace.owner).post(
-        _members_url(workspace), {"email": member.email, "role": "editor"}, format="json"
+        _members_url(workspace), {"email": member.email.upper(), "role": "editor"}, format="json"
     )
 
     assert response.status_code == 409
     assert response.json()["code"] == "conflict"
-    assert _role_of(workspace, member) == "viewer"
+    assert _role_of(workspace, member) == "viewer" and not Invitation.objects.exists()
 
 
-def test_the_owner_may_add_an_admin(workspace):
+def test_accepting_when_already_a_member_answers_409(workspace):
+    newcomer = UserFactory()
+    client_for(workspace.owner).post(_members_url(workspace), {"email": newcomer.email, "role": "editor"},
+                                     format="json")
+    invitation = _invitation_of(workspace, newcomer.email)
+    make_member(workspace, Role.VIEWER, newcomer)
+
+    assert _accept(newcomer, invitation).status_code == 409
+    assert _role_of(workspace, newcomer) == "viewer"
+
+
+def test_the_owner_may_invite_an_admin(workspace):
     newcomer = UserFactory()
 
     response = client_for(workspace.owner).post(
         _members_url(workspace), {"email": newcomer.email, "role": "admin"}, format="json"
     )
 
-    assert response.status_code == 201
+    assert response.status_code == 202
+    assert _accept(newcomer, _invitation_of(workspace, newcomer.email)).status_code == 200
     assert _role_of(workspace, newcomer) == "admin"
 
 
 @pytest.mark.parametrize("granter", ["admin", "platform_admin"])
-def test_only_the_owner_may_add_an_admin(workspace, granter):
+def test_only_the_owner_may_invite_an_admin(workspace, granter):
     actor = make_member(workspace, Role.ADMIN) if granter == "admin" else AdminFactory()
     newcomer = UserFactory()
 
@@ -127,7 +178,17 @@ def test_only_the_owner_may_add_an_admin(workspace, granter):
 
     assert response.status_code == 403
     assert response.json()["code"] == "permission_denied"
-    assert _role_of(workspace, newcomer) is None
+    assert not Invitation.objects.exists()
+
+
+def test_only_the_owner_may_withdraw_an_admin_invitation(workspace):
+    admin = make_member(workspace, Role.ADMIN)
+    client_for(workspace.owner).post(_members_url(workspace), {"email": "boss@example.com", "role": "admin"},
+                                     format="json")
+    url = f"/api/workspaces/{workspace.id}/invitations/{_invitation_of(workspace, 'boss@example.com').id}"
+
+    assert client_for(admin).delete(url).status_code == 403
+    assert client_for(workspace.owner).delete(url).status_code == 200
 
 
 def test_the_role_owner_cannot_be_granted(workspace):
@@ -139,7 +200,7 @@ def test_the_role_owner_cannot_be_granted(workspace):
 
     assert response.status_code == 400
     assert "role" in response.json()["fields"]
-    assert _role_of(workspace, newcomer) is None
+    assert not Invitation.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -148,6 +209,7 @@ def test_the_role_owner_cannot_be_granted(workspace):
         pytest.param({"role": "viewer"}, id="email missing"),
         pytest.param({"email": "", "role": "viewer"}, id="email empty"),
         pytest.param({"email": 42, "role": "viewer"}, id="email not a string"),
+        pytest.param({"email": "not-an-address", "role": "viewer"}, id="email not an address"),
         pytest.param({"email": "a@example.com"}, id="role missing"),
         pytest.param({"email": "a@example.com", "role": "superuser"}, id="role unknown"),
         pytest.param({"email": "a@example.com", "role": 3}, id="role not a string"),
@@ -161,6 +223,7 @@ def test_a_bad_add_body_is_refused_with_400(workspace, body):
     assert response.status_code == 400
     assert response.json()["code"] == "validation_error"
     assert Membership.objects.filter(workspace=workspace).count() == 1
+    assert not Invitation.objects.exists()
 
 
 # ---- changing roles

@@ -1,7 +1,7 @@
-// The agent page: confirm destructive buttons, show the logs live by asking for the lines after
-// the last one every 2 s (short requests: a held stream would keep one of the server's few web
-// workers busy for as long as the page stays open), and while the agent deploys, show its steps
-// and reload when the deploy ends.
+// The agent page: confirm destructive buttons; follow the logs live (an EventSource on the
+// console's follow: it waits on the server's event loop, holding no worker; it reconnects by
+// itself where it left off); talk to the agent (a chat turn streamed as server-sent events);
+// and while the agent deploys, show its steps and reload when the deploy ends.
 "use strict";
 
 (function () {
@@ -14,94 +14,131 @@
   }
 
   var MAX_LINES = 2000;
-  var POLL_MS = 2000; // how often an open page asks for new lines
-  var RETRY_MS = 10000; // after a refusal (no workload, an engine down) or a failed request
+  var RETRY_MS = 10000; // after a refusal (no workload, an engine down)
   var FIRST_TAIL = 200;
-  var POLL_TAIL = 1000;
 
-  function pollLogs() {
+  function row(data) {
+    var line = document.createElement("div");
+    line.className = "fleet-log-line fleet-log-" + data.stream;
+    var when = document.createElement("time");
+    when.textContent = data.ts.replace("T", " ").slice(0, 19);
+    line.appendChild(when);
+    line.appendChild(document.createTextNode(data.line));
+    return line;
+  }
+
+  function followLogs() {
     var box = document.getElementById("agent-logs");
     var state = document.getElementById("agent-logs-state");
-    if (!box || !box.dataset.logsUrl || !window.fetch) return;
-    var lastTs = null; // the ts of the newest line shown
-    var shownAtLastTs = {}; // how many of each line were shown at that instant (`since` includes it)
-    var timer = null;
-    var waiting = false; // the tab is hidden: ask again when it shows
+    if (!box || !box.dataset.logsUrl || !window.EventSource) return;
+    var source = null;
 
-    function row(data) {
-      var line = document.createElement("div");
-      line.className = "fleet-log-line fleet-log-" + data.stream;
-      var when = document.createElement("time");
-      when.textContent = data.ts.replace("T", " ").slice(0, 19);
-      line.appendChild(when);
-      line.appendChild(document.createTextNode(data.line));
-      return line;
-    }
-
-    function show(lines) {
-      var atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
-      var skip = Object.assign({}, shownAtLastTs);
-      lines.forEach(function (data) {
-        var key = data.stream + "\n" + data.line;
-        if (data.ts === lastTs && skip[key] > 0) {
-          skip[key] -= 1; // already on the page
+    function open() {
+      source = new EventSource(box.dataset.logsUrl + "?tail=" + FIRST_TAIL);
+      source.onopen = function () { state.textContent = "live"; };
+      source.onmessage = function (event) {
+        var atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
+        box.appendChild(row(JSON.parse(event.data)));
+        while (box.childElementCount > MAX_LINES) box.removeChild(box.firstElementChild);
+        if (atBottom) box.scrollTop = box.scrollHeight;
+      };
+      source.addEventListener("end", function () {
+        state.textContent = "the workload's output ended (stopped)"; // until the page reloads
+        source.close();
+      });
+      source.onerror = function () {
+        if (source.readyState !== EventSource.CLOSED) {
+          state.textContent = "reconnecting…"; // the browser resumes after the last line by itself
           return;
         }
-        if (data.ts !== lastTs) {
-          lastTs = data.ts;
-          shownAtLastTs = {};
-          skip = {};
-        }
-        shownAtLastTs[key] = (shownAtLastTs[key] || 0) + 1;
-        box.appendChild(row(data));
-      });
-      while (box.childElementCount > MAX_LINES) box.removeChild(box.firstElementChild);
-      if (atBottom) box.scrollTop = box.scrollHeight;
+        // Refused (no workload, an engine down, too many streams): say why, try again later.
+        fetch(box.dataset.logsUrl + "?tail=0", { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then(function (response) { return response.json(); })
+          .then(function (body) { state.textContent = body.error || "reconnecting…"; })
+          .catch(function () { state.textContent = "reconnecting…"; });
+        window.setTimeout(open, RETRY_MS);
+      };
     }
 
-    function next(ms) {
-      timer = window.setTimeout(tick, ms);
-    }
+    window.addEventListener("pagehide", function () { if (source) source.close(); });
+    open();
+  }
 
-    function tick() {
-      timer = null;
-      if (document.hidden) {
-        waiting = true;
-        return;
-      }
-      var query = lastTs === null ? "?tail=" + FIRST_TAIL : "?tail=" + POLL_TAIL + "&since=" + encodeURIComponent(lastTs);
-      fetch(box.dataset.logsUrl + query, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (response) {
-          return response.json().then(function (body) { return { ok: response.ok, body: body }; });
-        })
-        .then(function (answer) {
-          if (!answer.ok) {
-            state.textContent = answer.body.error; // no workload, an engine down: say why, ask later
-            next(RETRY_MS);
-            return;
-          }
-          show(answer.body.lines);
-          if (answer.body.status === "stopped") {
-            state.textContent = "the workload's output ended (stopped)"; // until the page reloads
-            return;
-          }
-          state.textContent = "live";
-          next(POLL_MS);
-        })
-        .catch(function () {
-          state.textContent = "reconnecting…";
-          next(RETRY_MS);
+  // A chat turn's server-sent events, read from a POST's streamed body.
+  function readEvents(response, onEvent) {
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+    function pump() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        var blocks = buffer.split("\n\n");
+        buffer = blocks.pop();
+        blocks.forEach(function (block) {
+          var name = "message", data = null;
+          block.split("\n").forEach(function (line) {
+            if (line.indexOf("event: ") === 0) name = line.slice(7);
+            if (line.indexOf("data: ") === 0) data = line.slice(6);
+          });
+          if (data !== null) onEvent(name, JSON.parse(data));
         });
+        return pump();
+      });
+    }
+    return pump();
+  }
+
+  function chat() {
+    var panel = document.getElementById("agent-chat-panel");
+    if (!panel || !window.fetch || !window.TextDecoder) return;
+    var log = document.getElementById("agent-chat-log");
+    var form = document.getElementById("agent-chat-form");
+    var input = document.getElementById("agent-chat-message");
+    var state = document.getElementById("agent-chat-state");
+    var csrf = (form.ownerDocument.querySelector("input[name=csrfmiddlewaretoken]") || {}).value;
+    var sessionId = null;
+
+    function bubble(kind, text) {
+      var node = document.createElement("div");
+      node.className = "fleet-chat-turn fleet-chat-" + kind;
+      node.textContent = text;
+      log.appendChild(node);
+      log.scrollTop = log.scrollHeight;
+      return node;
     }
 
-    document.addEventListener("visibilitychange", function () {
-      if (!document.hidden && waiting) {
-        waiting = false;
-        tick();
-      }
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var message = input.value;
+      if (!message.trim()) return;
+      input.value = "";
+      bubble("user", message);
+      var answer = bubble("agent", "");
+      state.textContent = "thinking…";
+      fetch(panel.dataset.chatUrl, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "text/event-stream" },
+        body: JSON.stringify(sessionId ? { message: message, sessionId: sessionId } : { message: message }),
+      }).then(function (response) {
+        if (!response.ok) {
+          return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+        }
+        return readEvents(response, function (name, data) {
+          if (name === "delta") answer.textContent += data.text;
+          else if (name === "tool") bubble("note", "tool " + data.name + ": " + data.status);
+          else if (name === "approval") bubble("note", "waiting for an approval: " + data.command);
+          else if (name === "error") bubble("error", data.message);
+          else if (name === "done") {
+            sessionId = data.sessionId;
+            state.textContent = data.usage ? data.usage.inputTokens + " tokens in, " + data.usage.outputTokens + " out" : "";
+          }
+        });
+      }).catch(function (error) {
+        bubble("error", error.message);
+        state.textContent = "";
+      });
     });
-    window.addEventListener("pagehide", function () { if (timer !== null) window.clearTimeout(timer); });
-    tick();
   }
 
   function watchDeploy() {
@@ -128,7 +165,8 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     confirmDestructive();
-    pollLogs();
+    followLogs();
+    chat();
     watchDeploy();
   });
 })();

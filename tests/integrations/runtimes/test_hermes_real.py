@@ -12,6 +12,7 @@ import pytest
 from agents.models import Agent
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.accounts import UserFactory
+from tests.infra.docker import exec_in
 from tests.integrations.support import GITHUB_TOKEN, url
 from tests.support import client_for
 
@@ -33,14 +34,14 @@ def live(docker_settings, docker_engine, celery_worker_live):
 
 def hermes_sees(docker_engine, agent) -> dict:
     """The variables as Hermes's own .env loader gives them (in a fresh process: clean env)."""
-    result = docker_engine.containers.get(agent.container_id).exec_run(
-        ["python", "-c", LOADER], environment={"GITHUB_TOKEN": "", "DATABASE_URL": ""})
+    container = docker_engine.containers.get(agent.container_id)
+    result = exec_in(container, ["env", "GITHUB_TOKEN=", "DATABASE_URL=", "python", "-c", LOADER])
     assert result.exit_code == 0, result.output
     return json.loads(result.output.decode().strip().splitlines()[-1])
 
 
 def env_file(docker_engine, agent) -> str:
-    return docker_engine.containers.get(agent.container_id).exec_run(["cat", "/state/.env"]).output.decode()
+    return exec_in(docker_engine.containers.get(agent.container_id), ["cat", "/state/.env"]).output.decode()
 
 
 def test_sync_and_removal_on_a_real_hermes(live, docker_engine):
@@ -58,7 +59,7 @@ def test_sync_and_removal_on_a_real_hermes(live, docker_engine):
 
     assert (body["runtime"], body["changed"], body["removed"]) == ("hermes", ["DATABASE_URL", "GITHUB_TOKEN"], [])
     assert hermes_sees(docker_engine, agent) == {"GITHUB_TOKEN": GITHUB_TOKEN, "DATABASE_URL": AWKWARD_URL}
-    stat = docker_engine.containers.get(agent.container_id).exec_run(
+    stat = exec_in(docker_engine.containers.get(agent.container_id),
         ["python", "-c", "import os; s = os.stat('/state/.env'); print(s.st_uid, oct(s.st_mode & 0o777))"])
     assert stat.output.decode().strip() == "10001 0o600"  # the runtime's user, nobody else
 
