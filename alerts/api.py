@@ -6,12 +6,11 @@ agents:write, which includes reading); writes and tests need admin (a key: agent
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from fleet.api.serializers import SuccessOut
-from fleet.api.throttling import throttle
+from fleet.api.throttling import relay_test_throttle
 from fleet.api.views import ApiView
 from workspaces.access import WorkspaceRole
 from workspaces.roles import Role, Scope
@@ -29,11 +28,13 @@ class AlertRuleListApi(ApiView):
 
     @extend_schema(responses=AlertRuleOutput(many=True))
     def get(self, request, workspace_id):
+        """The workspace's alert rules."""
         rules = selectors.alert_rules_of_workspace(workspace_id=workspace_id)
         return Response(AlertRuleOutput(rules, many=True).data)
 
     @extend_schema(request=AlertRuleInput, responses=AlertRuleOutput)
     def post(self, request, workspace_id):
+        """Create an alert rule (webhook or email)."""
         body = AlertRuleInput(data=request.data)
         body.is_valid(raise_exception=True)
         rule = services.alert_rule_create(
@@ -47,6 +48,7 @@ class AlertRuleDetailApi(ApiView):
 
     @extend_schema(request=AlertRuleInput(partial=True), responses=AlertRuleOutput)
     def patch(self, request, workspace_id, rule_id):
+        """Change an alert rule."""
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         body = AlertRuleInput(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
@@ -55,6 +57,7 @@ class AlertRuleDetailApi(ApiView):
 
     @extend_schema(responses={200: SuccessOut})
     def delete(self, request, workspace_id, rule_id):
+        """Delete an alert rule."""
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
         services.alert_rule_delete(rule=rule)
         return Response(SuccessOut({"success": True}).data)
@@ -66,13 +69,12 @@ class AlertRuleTestApi(ApiView):
 
     @extend_schema(request=None, responses=SuccessOut)
     def post(self, request, workspace_id, rule_id):
+        """Send a test alert through the rule's channel."""
         rule = selectors.alert_rule_get(workspace_id=workspace_id, rule_id=rule_id)
-        # A test relays mail and webhooks on demand: bounded per rule, per user, and in
-        # recipients per workspace and hour (each email address and webhook counts one).
-        throttle("alert_test_rule", rule.pk, settings.ALERT_TEST_RATE_PER_RULE)
-        throttle("alert_test_user", self.principal.user.pk, settings.ALERT_TEST_RATE_PER_USER)
-        throttle("alert_test_recipients", workspace_id, f"{settings.ALERT_TEST_RECIPIENTS_PER_HOUR}/1h",
-                 cost=selectors.alert_rule_recipient_count(rule=rule))
+        # A test relays mail and webhooks on demand: the relay rule, recipients per workspace.
+        relay_test_throttle(subject=f"alert_rule:{rule.pk}", user_id=self.principal.user.pk,
+                            recipients_holder=f"workspace:{workspace_id}",
+                            recipients=selectors.alert_rule_recipient_count(rule=rule))
         services.alert_rule_test(rule=rule)
         return Response(SuccessOut({"success": True}).data)
 
@@ -82,6 +84,7 @@ class WorkspaceEventListApi(ApiView):
 
     @extend_schema(parameters=[EventsQuery], responses=EventOutput(many=True))
     def get(self, request, workspace_id):
+        """The workspace's events, newest first."""
         query = EventsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         events = selectors.events_of_workspace(principal=self.principal, workspace_id=workspace_id,

@@ -6,7 +6,8 @@ delivery. A worker killed mid-send leaves the row "sending" until its lease expi
 message comes back (acks_late) or the sweep re-enqueues it, and the next claim takes it over.
 
 Retries: 6 attempts - now, then 10 s, 1 min, 5 min, 30 min and 2 h after
-the previous failure. 2xx succeeds; 410 and every other 4xx but 408/429 end the delivery at once.
+the previous failure (ALERT_RETRY_DELAYS_SECONDS, shortened by the fault tests). 2xx succeeds;
+410 and every other 4xx but 408/429 end the delivery at once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import time
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -28,13 +30,7 @@ from .fanout import FAN_OUT_GRACE, events_fan_out_and_publish
 
 logger = logging.getLogger(__name__)
 
-RETRY_DELAYS = (
-    timedelta(seconds=10),
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-)
+RETRY_DELAYS = tuple(timedelta(seconds=seconds) for seconds in settings.ALERT_RETRY_DELAYS_SECONDS)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 # Longer than one send can take (10 s timeout, up to 3 redirects) with room to spare.
 CLAIM_LEASE = timedelta(minutes=2)

@@ -31,15 +31,16 @@ from channels.services.legacy import legacy_channel_create
 from fleet.api.views import ApiView
 from integrations.models import Integration
 from integrations.services.connections import integration_connect
+from llm.services import key_create
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import make_budget
 from tests.factories.alerts import make_rule
 from tests.factories.targets import make_cluster
 from tests.factories.workspaces import make_api_key, make_member
 from tests.support import Tenancy, client_for
-from workspaces.models import ApiKey, Membership
+from workspaces.models import ApiKey, Invitation, Membership
 from workspaces.roles import Role
-from workspaces.services import membership_remove
+from workspaces.services import invitation_create, membership_remove
 
 pytestmark = pytest.mark.django_db
 
@@ -100,6 +101,16 @@ def session_only(caller: str) -> str:
     return common(caller) or (OK if caller in SESSIONS else FORBIDDEN)
 
 
+def invitee_only(caller: str) -> str:
+    """An invitation to the outsider's email: theirs to accept or decline; any other session may
+    not know it exists (404); keys never (403 session_required)."""
+    if found := common(caller):
+        return found
+    if caller in SESSIONS:
+        return OK if caller == "outsider" else HIDDEN
+    return FORBIDDEN
+
+
 def workspace(min_role: Role, *, key_scope: str | None = None, keys: bool = True,
               platform_admin: bool = True) -> Policy:
     """workspaces.access.WorkspaceRole: outsiders 404, members below `min_role` 403; keys only in
@@ -123,6 +134,15 @@ def workspace(min_role: Role, *, key_scope: str | None = None, keys: bool = True
         role = Role.EDITOR if "agents:write" in scopes else Role.VIEWER
         return OK if role >= min_role else FORBIDDEN
     return policy
+
+
+def own_llm_key(caller: str) -> str:
+    """A user's own model provider key: its owner's session; other sessions never learn it exists."""
+    if found := common(caller):
+        return found
+    if caller not in SESSIONS:
+        return FORBIDDEN
+    return OK if caller == "owner" else HIDDEN
 
 
 def agent(min_role: Role) -> Policy:
@@ -217,6 +237,11 @@ ACCESS: dict[str, dict[str, Policy]] = {
         # Any member may leave (the route admits viewers); removing another, the target here, needs admin.
         "DELETE": workspace(Role.ADMIN, keys=False),
     },
+    "workspace-invitation-list": {"GET": workspace(Role.ADMIN, keys=False)},
+    "workspace-invitation-detail": {"DELETE": workspace(Role.ADMIN, keys=False)},
+    "invitation-list": {"GET": session_only},
+    "invitation-detail": {"DELETE": invitee_only},
+    "invitation-accept": {"POST": invitee_only},
     "workspace-api-key-list": {"GET": workspace(Role.ADMIN, keys=False), "POST": workspace(Role.ADMIN, keys=False)},
     "workspace-api-key-detail": {"DELETE": workspace(Role.ADMIN, keys=False)},
     "workspace-agent-list": {
@@ -247,6 +272,11 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-stats": {"GET": agent(Role.VIEWER)},
     "agent-stats-history": {"GET": agent(Role.VIEWER)},
     "agent-logs": {"GET": agent(Role.VIEWER)},  # as for stats: viewer, keys with agents:read
+    # Talking to an agent and reading what was said: editors, keys with agents:write.
+    "agent-chat": {"POST": agent(Role.EDITOR)},
+    "agent-chat-sessions": {"GET": agent(Role.EDITOR)},
+    "agent-chat-messages": {"GET": agent(Role.EDITOR)},
+    "agent-gateway-session": {"POST": agent(Role.EDITOR)},  # a link into the agent's own UI
     "agent-usage": {"POST": agent(Role.EDITOR)},
     "agent-usage-pull": {"POST": agent(Role.EDITOR)},
     "agent-budget": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},
@@ -272,6 +302,16 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-integration-oauth-start": {"POST": agent(Role.EDITOR)},
     "agent-integration": {"PATCH": agent(Role.EDITOR), "DELETE": agent(Role.EDITOR)},
     "agent-integration-test": {"POST": agent(Role.EDITOR)},
+    # Model providers and keys: a user's own keys (sessions; the world's key is the owner's), the
+    # workspace's (members read, keys with workspaces:read too; editors test; admins write).
+    "llm-providers": {"GET": authenticated()},
+    "llm-keys": {"GET": session_only, "POST": session_only},
+    "llm-key": {"PATCH": own_llm_key, "DELETE": own_llm_key},
+    "llm-key-test": {"POST": own_llm_key},
+    "workspace-llm-keys": {"GET": workspace(Role.VIEWER, key_scope="workspaces:read"),
+                           "POST": workspace(Role.ADMIN, keys=False)},
+    "workspace-llm-key": {"PATCH": workspace(Role.ADMIN, keys=False), "DELETE": workspace(Role.ADMIN, keys=False)},
+    "workspace-llm-key-test": {"POST": workspace(Role.EDITOR, keys=False)},
     # Sandbox (the world's agent is not sandboxed: callers let through get 400 not_sandboxed).
     "sandbox-status": {"GET": agent(Role.VIEWER)},
     "sandbox-policy": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
@@ -283,6 +323,9 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-files": {"GET": agent_session_only(Role.VIEWER), "PUT": agent_session_only(Role.EDITOR),
                     "DELETE": agent_session_only(Role.EDITOR)},
     "agent-export": {"GET": agent_session_only(Role.EDITOR)},
+    # A terminal's ticket: sessions of the agent's owner, a workspace admin or owner, a platform admin
+    # (the world's agent is stopped: callers let through get 409 agent_not_running).
+    "agent-terminal-session": {"POST": agent_session_only(Role.ADMIN)},
     "agent-migrations": {"POST": session_only},
     # Registered targets: the Kubernetes cluster registry and the Proxmox target (platform admins;
     # the world's cluster points at a closed port, so its test answers ok=false quickly).
@@ -322,6 +365,7 @@ class World:
     budget: object
     legacy_channel: LegacyChannel  # of a Hermes agent of the same owner, receiving webhooks
     integration: Integration
+    invitation: Invitation  # to the outsider's email
     clients: dict[str, APIClient]
 
     @classmethod
@@ -335,6 +379,8 @@ class World:
         hermes = t.agent(runtime_family="hermes")
         legacy_channel = legacy_channel_create(agent=hermes, type_="telegram", config={"botToken": "123:matrix"})
         integration = integration_connect(agent=agent, provider="github", config={"token": "ghp_matrix0000"})
+        invitation = invitation_create(workspace=t.workspace, invited_by=t.owner, acting_role=Role.OWNER,
+                                       email=t.outsider.email, role=Role.VIEWER)
         clients = {"anonymous": client_for()}
         clients.update({name: client_for(getattr(t, name)) for name in SESSIONS})
         for scope in SCOPES:
@@ -351,7 +397,7 @@ class World:
         # The demoted admin's session is a viewer's now; the matrix's "admin" is a real admin.
         t.admin = make_member(t.workspace, Role.ADMIN, UserFactory())
         clients["admin"] = client_for(t.admin)
-        return cls(t, agent, member, key, rule, budget, legacy_channel, integration, clients)
+        return cls(t, agent, member, key, rule, budget, legacy_channel, integration, invitation, clients)
 
 
 # Each <converter:name> of a route and the object of the world it names (its id, or the string the
@@ -369,18 +415,31 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "channel_id": lambda w: w.legacy_channel.id,
     "provider": lambda w: "twitter",
     "integration_id": lambda w: w.integration.id,
+    "invitation_id": lambda w: w.invitation.id,
     "request_id": lambda w: "matrix-request",
     "path": lambda w: "workspace/notes.md",
     "cluster_id": lambda w: make_cluster().id,
     "group_id": lambda w: matrix_user_group(w).id,
     "host_id": lambda w: matrix_remote_host(w, personal=True).id,
+    "session_id": lambda w: "agent:main:matrix",
+    "llm_key_id": lambda w: matrix_llm_key(w, own=False).id,
 }
 # Where one route's argument names something else than the same name elsewhere.
 ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {
     ("auth-provider-key", "provider"): lambda w: "nvidia",
+    ("llm-key", "llm_key_id"): lambda w: matrix_llm_key(w, own=True).id,
+    ("llm-key-test", "llm_key_id"): lambda w: matrix_llm_key(w, own=True).id,
     ("admin-remote-host-detail", "host_id"): lambda w: matrix_remote_host(w, personal=False).id,
     ("admin-remote-host-test", "host_id"): lambda w: matrix_remote_host(w, personal=False).id,
 }
+
+
+def matrix_llm_key(world: World, *, own: bool):
+    """A model provider key of the workspace's owner, or of the workspace; its base URL a closed
+    loopback port, refused by the outbound rule at once (a test answers ok=false)."""
+    owner = {"user": world.tenancy.owner} if own else {"workspace": world.tenancy.workspace}
+    return key_create(provider="openai", label="matrix", api_key="sk-matrix-0000", base_url=None,
+                      created_by=world.tenancy.owner, **owner)
 
 
 def matrix_user_group(world: World):
@@ -439,8 +498,8 @@ def code_of(response) -> str | None:
 def outcome(response) -> str:
     if response.status_code >= 500:
         return f"{response.status_code} (server error)"
-    if response.status_code == 401:
-        return UNAUTHENTICATED
+    if response.status_code == 401 and code_of(response) != "invalid_signature":
+        return UNAUTHENTICATED  # (a provider's missing signature on a public webhook is the route's answer)
     if response.status_code == 403 and code_of(response) in (*ACCESS_DENIALS, None):
         return FORBIDDEN
     if response.status_code == 404 and code_of(response) in ("not_found", None):

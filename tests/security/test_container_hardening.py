@@ -15,6 +15,7 @@ from agents.gateway import gateway_for
 from agents.models import Agent
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.accounts import UserFactory
+from tests.infra.docker import exec_in
 from tests.support import client_for
 
 
@@ -48,6 +49,18 @@ def test_bridge_mode_publishes_the_gateway_on_the_chosen_address(settings, host,
     assert backend.publish_address == published
 
 
+@pytest.mark.parametrize(("host", "mode", "configured", "bind"), [
+    ("unix:///var/run/docker.sock", "host", "", "loopback"),  # the host's own sockets: loopback only
+    ("tcp://10.0.0.5:2376", "host", "", "lan"),  # the control plane comes over the network
+    ("unix:///var/run/docker.sock", "host", "192.168.5.5", "lan"),
+    ("unix:///var/run/docker.sock", "bridge", "", "lan"),  # inside the container; the port is published
+])
+def test_the_gateway_listens_on_loopback_on_a_local_engine_s_host_network(settings, host, mode, configured, bind):
+    settings.DOCKER_PUBLISH_ADDRESS = configured
+
+    assert DockerBackend(host=host, network_mode=mode).gateway_bind == bind
+
+
 @pytest.mark.django_db
 @pytest.mark.docker
 def test_bridge_options_carry_the_publish_address(settings, docker_engine, docker_settings):
@@ -74,7 +87,7 @@ def live(docker_settings, docker_engine, celery_worker_live):
 
 
 def _exec(container, command: str):
-    result = container.exec_run(["sh", "-c", command])
+    result = exec_in(container, ["sh", "-c", command])
     return result.exit_code, result.output.decode(errors="replace").strip()
 
 

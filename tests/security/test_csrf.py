@@ -71,15 +71,13 @@ def test_bearer_and_key_posts_need_no_origin(tenancy):
                     format="json", HTTP_ORIGIN="https://evil.example").status_code == 200
 
 
-def test_gateway_urls_are_not_on_the_control_planes_host_by_default(tenancy, settings):
+def test_an_agents_ui_is_on_an_origin_of_its_own_never_the_control_planes(tenancy, settings):
     settings.NORA_PUBLIC_URL = "https://fleet.example.com"
+    settings.GATEWAY_PROXY_DOMAIN = "gw.fleet.example.com"
     agent = tenancy.agent(is_external=True, gateway_url="http://10.1.2.3:18789/", gateway_host_port=18789)
+    other = tenancy.agent(is_external=True, gateway_url="http://10.1.2.4:18789/", gateway_host_port=18789)
 
-    assert "fleet.example.com" not in agent_gateway_url(agent=agent).url
+    url = agent_gateway_url(agent=agent, secure=True).url
 
-
-def test_gateway_public_host_is_the_operators_choice(settings):
-    from agents.gateway import gateway_public_host
-
-    settings.GATEWAY_PUBLIC_HOST = "gateways.example.net"
-    assert gateway_public_host(fallback="127.0.0.1") == "gateways.example.net"
+    assert url == f"https://{agent.pk}.gw.fleet.example.com/"  # not fleet.example.com, whose cookies it would get
+    assert agent_gateway_url(agent=other, secure=True).url != url  # nor another agent's origin

@@ -1,6 +1,6 @@
 """Schema-driven fuzzing against a live server: Schemathesis generates requests (valid and
-invalid) for every operation of the OpenAPI document Fleet serves, sends them over HTTP to a
-real gunicorn (fleet/gunicorn_conf.py, two workers) on loopback serving the test database,
+invalid) for every operation of the OpenAPI document Fleet serves, sends them over HTTP to the
+Procfile's own web process (granian serving the async edge, two workers) on loopback serving the test database,
 with a session, a workspace API key or no credential, and every answer must be below 500, with
 every error in the DESIGN body {"error", "code"[, "fields"]}. Requests go out four at a time
 while the next ones are generated.
@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 import schemathesis
+import schemathesis.transport.wsgi  # noqa: F401 - imported now, not by four sending threads at once (a CPython 3.11 race)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.generation.modes import GenerationMode
@@ -33,18 +34,27 @@ from schemathesis.generation.modes import GenerationMode
 from accounts.models import User
 from accounts.tokens import session_token_issue
 from agents.models import Agent
+from agents.targets.k8s_clusters import K8sCluster
+from agents.targets.models import RemoteHost
+from channels.models import LegacyChannel
+from channels.services import legacy_channel_create
 from fleet.gunicorn_conf import limit_request_line
-from tests.factories.accounts import UserFactory
+from tests.factories.accounts import AdminFactory, UserFactory
 from tests.factories.agents import AgentFactory, WorkspaceAgentFactory
 from tests.factories.alerts import make_rule
+from tests.factories.remote_hosts import RemoteHostFactory
+from tests.factories.targets import make_cluster
 from tests.factories.workspaces import WorkspaceFactory, make_api_key, make_member
-from tests.infra.web_server import gunicorn_server
+from tests.infra.web_server import procfile_web_server
+from workspaces.models import Invitation
 from workspaces.roles import Role
+from workspaces.services import invitation_create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
+PLATFORM_ADMIN_FUZZED = ("/admin/k8s-clusters", "/admin/remote-hosts")  # within an operation's path
 FUZZ_REQUESTS = int(os.environ.get("FLEET_FUZZ_REQUESTS", "10000"))
 PASSWORD = "fuzz-password-1"
 ERROR_KEYS = {"error", "code", "fields"}
@@ -52,7 +62,11 @@ ERROR_KEYS = {"error", "code", "fields"}
 
 class World:
     """A workspace the fuzzing user administers (not owns: it must survive DELETE), an agent of
-    theirs shared into it, a rule, and a key of every scope."""
+    theirs shared into it, a rule, a key of every scope, a Remote Docker host of theirs and a
+    Kubernetes cluster (with a platform admin for the registered-target admin routes); a Hermes
+    agent with a legacy Telegram channel (the channel routes and the public inbound webhook
+    behind their 404), an invitation of the workspace and one to the fuzzing user from another
+    workspace."""
 
     def __init__(self):
         owner = UserFactory()
@@ -60,26 +74,64 @@ class World:
         self.user = make_member(self.workspace, Role.ADMIN, UserFactory(password=PASSWORD))
         self.key = make_api_key(workspace=self.workspace, scopes=["agents:read", "agents:write", "workspaces:read"])[1]
         self.rule = make_rule(workspace=self.workspace, channels=[{"type": "email", "to": ["ops@example.com"]}])
-        self.agent = None
+        # A platform admin's session reaches the registered-target routes' bodies (kubeconfigs,
+        # platform hosts); only those: elsewhere it could delete the world's own users.
+        self.platform_admin = AdminFactory(password=PASSWORD)
+        self.inviting_workspace = WorkspaceFactory(owner=UserFactory())
+        self.agent = self.host = self.cluster = None
+        self.hermes = self.channel = self.invitation = self.my_invitation = None
         self.ensure_agent()
 
+    def ensure_targets(self):
+        """A personal host of the user and a cluster, again when a generated DELETE removed them.
+        Both on loopback, which the server's outbound rule refuses: nothing is ever dialled."""
+        if self.host is None or not RemoteHost.objects.filter(pk=self.host.pk).exists():
+            self.host = RemoteHostFactory(owner=self.user, host="127.0.0.1", port=9)
+        if self.cluster is None or not K8sCluster.objects.filter(pk=self.cluster.pk).exists():
+            self.cluster = make_cluster()
+
     def ensure_agent(self):
-        """The agent, again when a generated DELETE removed it."""
+        """The agents, the channel and the invitations, again when a generated DELETE (or an
+        acceptance) removed them."""
         if self.agent is None or not Agent.objects.filter(pk=self.agent.pk).exists():
             self.agent = AgentFactory(owner=self.user, status="stopped", container_id="")
             WorkspaceAgentFactory(workspace=self.workspace, agent=self.agent)
+        if self.hermes is None or not Agent.objects.filter(pk=self.hermes.pk).exists():
+            self.hermes = AgentFactory(owner=self.user, status="stopped", container_id="", runtime_family="hermes")
+            WorkspaceAgentFactory(workspace=self.workspace, agent=self.hermes)
+        if self.channel is None or not LegacyChannel.objects.filter(pk=self.channel.pk).exists():
+            self.channel = legacy_channel_create(agent=self.hermes, type_="telegram", config={"botToken": "1:fuzz"})
+        if self.invitation is None or not Invitation.objects.filter(pk=self.invitation.pk).exists():
+            self.invitation = invitation_create(workspace=self.workspace, invited_by=self.workspace.owner,
+                                                acting_role=Role.OWNER, email="invitee@example.com",
+                                                role=Role.VIEWER)
+        if self.my_invitation is None or not Invitation.objects.filter(pk=self.my_invitation.pk).exists():
+            self.inviting_workspace.memberships.filter(user=self.user).delete()  # an acceptance joined it
+            self.my_invitation = invitation_create(workspace=self.inviting_workspace,
+                                                   invited_by=self.inviting_workspace.owner,
+                                                   acting_role=Role.OWNER, email=self.user.email, role=Role.VIEWER)
 
-    def headers(self, credential: str) -> dict[str, str]:
-        if credential == "session":  # a generated logout or password change ends the last one
+    def headers(self, credential: str, path: str = "") -> dict[str, str]:
+        if credential == "platform_admin" and any(part in path for part in PLATFORM_ADMIN_FUZZED):
+            user = User.objects.get(pk=self.platform_admin.pk)
+            return {"Authorization": f"Bearer {session_token_issue(user=user)}"}
+        if credential in ("session", "platform_admin"):  # a generated logout or password change ends the last one
             user = User.objects.get(pk=self.user.pk)
             return {"Authorization": f"Bearer {session_token_issue(user=user)}"}
         if credential == "key":
             return {"X-Api-Key": self.key}
         return {}
 
-    def real_ids(self) -> dict[str, str]:
-        return {"workspace_id": str(self.workspace.id), "agent_id": str(self.agent.id), "rule_id": str(self.rule.id),
-                "workspaceId": str(self.workspace.id), "agentId": str(self.agent.id)}
+    def real_ids(self, path_parameters: dict, legacy: bool) -> dict[str, str]:
+        """Real ids for a case's path; `legacy`: a channel route gets the Hermes agent and its
+        legacy channel (else the OpenClaw agent and the telegram type)."""
+        agent = self.hermes if legacy and "cid" in path_parameters else self.agent
+        invitation = self.invitation if "workspace_id" in path_parameters else self.my_invitation
+        return {"workspace_id": str(self.workspace.id), "agent_id": str(agent.id), "rule_id": str(self.rule.id),
+                "workspaceId": str(self.workspace.id), "agentId": str(agent.id), "host_id": str(self.host.id),
+                "cluster_id": str(self.cluster.id),
+                "cid": str(self.channel.id) if legacy else "telegram", "channel_id": str(self.channel.id),
+                "invitation_id": str(invitation.id)}
 
 
 def error_body_problem(response) -> str | None:
@@ -114,8 +166,11 @@ def server(transactional_db, tmp_path):
         "OUTBOUND_TIMEOUT_SECONDS": "0.5",  # adopted endpoints and webhooks on public addresses
         "DOCKER_HOST": "unix:///nonexistent/fleet-fuzz.sock",  # engine calls fail at once (502)
         "LOG_LEVEL": "ERROR",
+        # Remote Docker hosts only on loopback, which the outbound rule refuses: a generated host
+        # address is never dialled (SSH tests, gateways), whatever a PATCH sets.
+        "REMOTE_HOST_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
     }
-    with gunicorn_server(tmp_path, env=env) as url:
+    with procfile_web_server(tmp_path, env=env) as url:
         yield url
 
 
@@ -138,15 +193,17 @@ def test_generated_requests_over_every_route_get_no_5xx_and_the_design_error_bod
 
         @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck))
-        @given(case=cases, credential=st.sampled_from(["session", "key", "none"]), real=st.booleans())
-        def send(case, credential, real):
+        @given(case=cases, credential=st.sampled_from(["session", "key", "none", "platform_admin"]),
+               real=st.booleans(), legacy=st.booleans())
+        def send(case, credential, real, legacy):
             world.ensure_agent()
+            world.ensure_targets()
             if real and case.path_parameters:
-                ids = world.real_ids()
+                ids = world.real_ids(case.path_parameters, legacy)
                 case.path_parameters = {k: ids.get(k, v) for k, v in case.path_parameters.items()}
             headers = {k: v for k, v in (case.headers or {}).items()
                        if k.lower() not in ("authorization", "x-api-key", "x-service-api-key", "cookie")}
-            case.headers = {**headers, **world.headers(credential)}
+            case.headers = {**headers, **world.headers(credential, operation.path)}
             pending.append(pool.submit(call, operation.label, case))
 
         send()
