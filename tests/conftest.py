@@ -5,48 +5,72 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from tests.factories.accounts import AdminFactory, UserFactory
-from tests.support import Clock, Tenancy, client_for, frozen_clock
+from tests.support import Clock, Tenancy, client_for, free_loopback_port, frozen_clock
 
 # Real-service fixtures: http_receiver, smtp_server, celery_worker_live, docker_engine, docker_settings,
-# fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime.
+# fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime (the last three
+# in tests.infra.runtimes).
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker",
-                  "tests.infra.fake_model", "tests.infra.runtimes", "tests.infra.kube",
+                  "tests.infra.runtimes", "tests.infra.kube",
                   # Watches logs and responses for secrets all session; tests/security/test_secrets_scan.py
                   # runs last and fails the run on a finding.
                   "tests.security.secrets_scan"]
 
 
-# What a test needs to run alone with the Docker engine, the runtimes and sshd: under pytest-xdist
-# (`make test` runs two workers, --dist loadgroup) all of these run on one worker, in order, so
-# module runtimes, ports and engine-wide checks are never shared with another test process,
-# while the other worker runs the tests that need only PostgreSQL and Redis.
-ENGINE_MARKERS = ("docker", "runtime", "sshd", "browser")
-ENGINE_FIXTURES = ("docker_engine", "docker_engine_url", "docker_settings", "openclaw_runtime", "hermes_runtime")
+# What a test needs of the machine's engine and its slow parts. Under pytest-xdist (`make test`
+# runs TEST_WORKERS workers, --dist loadgroup) such tests run in groups, each on one worker, in order:
+# ENGINE_GROUP holds every module that starts a real runtime, a browser or sshd (module runtimes,
+# ports and engine-wide checks are never shared between two test processes), DOCKER_GROUP the
+# modules that need only the Docker engine and the small test image. The two groups share the
+# engine but nothing else: each worker has its own database, Redis db and host port range
+# (tests/settings.py) and its containers carry its own session label (tests/infra/docker.py).
+# FAULTS_GROUP (below) holds the fault tests that start no runtime. Tests that need only
+# PostgreSQL and Redis are spread over every worker.
+HEAVY_MARKERS = ("runtime", "sshd", "browser")
+HEAVY_FIXTURES = ("openclaw_runtime", "hermes_runtime")
+ENGINE_MARKERS = ("docker", *HEAVY_MARKERS)
+ENGINE_FIXTURES = ("docker_engine", "docker_engine_url", "docker_settings", *HEAVY_FIXTURES)
 ENGINE_GROUP = "engine"
+DOCKER_GROUP = "docker"
+# The fault tests (tests/faults) that start no runtime: private services and the Procfile's
+# processes, mostly waiting on them; a group of their own, so with a third test worker they wait
+# beside the other two groups instead of behind one of them.
+FAULTS_GROUP = "faults"
+FAULTS_PACKAGE = "tests.faults."
+GROUPS = (ENGINE_GROUP, DOCKER_GROUP, FAULTS_GROUP)
+
+
+def _needs(item, markers, fixtures) -> bool:
+    return (any(item.get_closest_marker(name) for name in markers)
+            or any(name in fixtures for name in getattr(item, "fixturenames", ())))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the markers
 def pytest_collection_modifyitems(config, items):
+    heavy_modules = {item.module.__name__ for item in items if _needs(item, HEAVY_MARKERS, HEAVY_FIXTURES)}
     for item in items:
-        needs_engine = (any(item.get_closest_marker(name) for name in ENGINE_MARKERS)
-                        or any(name in ENGINE_FIXTURES for name in getattr(item, "fixturenames", ())))
-        if needs_engine:
+        module = item.module.__name__
+        if _needs(item, ENGINE_MARKERS, ENGINE_FIXTURES) and module in heavy_modules:
             item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        elif module.startswith(FAULTS_PACKAGE):
+            item.add_marker(pytest.mark.xdist_group(FAULTS_GROUP))
+        elif _needs(item, ENGINE_MARKERS, ENGINE_FIXTURES):
+            item.add_marker(pytest.mark.xdist_group(DOCKER_GROUP))
 
 
 @pytest.hookimpl(trylast=True)  # after xdist named the groups
 def pytest_collection_finish(session):
-    """Under --dist loadgroup, xdist must have put the engine's tests in their group (it names the
-    group in the node id); if a pytest or xdist upgrade stops that, they would run on two workers
-    at once, sharing the engine, and fail in ways far from the cause: say so now."""
+    """Under --dist loadgroup, xdist must have put the engine's tests in their groups (it names
+    the group in the node id); if a pytest or xdist upgrade stops that, they would run on two
+    workers at once, sharing the engine, and fail in ways far from the cause: say so now."""
     if not getattr(session.config.option, "loadgroup", False):
         return
     stray = [item.nodeid for item in session.items
-             if item.get_closest_marker("xdist_group") and not item.nodeid.endswith("@" + ENGINE_GROUP)]
+             if item.get_closest_marker("xdist_group") and not item.nodeid.endswith(tuple(f"@{g}" for g in GROUPS))]
     if stray:
         raise pytest.UsageError(f"pytest-xdist did not group {len(stray)} engine tests (e.g. {stray[0]}): "
                                 "this pytest and pytest-xdist no longer agree on --dist loadgroup.")
@@ -70,6 +94,15 @@ def _clear_cache():
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def cache_down():
+    """The cache (rate limits, locks) pointed at a loopback port nothing listens on: Redis down."""
+    caches = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": f"redis://127.0.0.1:{free_loopback_port()}/0"}}
+    with override_settings(CACHES=caches):
+        yield
 
 
 @pytest.fixture

@@ -26,6 +26,15 @@ if os.environ.get("REDIS_URL") and _worker and os.environ.get("FLEET_TEST_REDIS_
 
 from fleet.settings import *  # noqa: E402, F403
 
+# Host ports of agents' gateways: a share of the range for each test worker, as their engine
+# tests run at the same time on one engine (tests/conftest.py's groups).
+if _worker:
+    _workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    _low, _high = DOCKER_HOST_PORT_RANGE  # noqa: F405
+    _share = (_high - _low + 1) // _workers
+    _first = _low + _share * (int(_worker.removeprefix("gw")) % _workers)
+    DOCKER_HOST_PORT_RANGE = (_first, _first + _share - 1)
+
 SESSION_COOKIE_SECURE_API = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
 # Static files straight from the apps (no collectstatic before a test run) for the servers tests
 # start (tests.infra.web_server: the browser tests' gunicorn serves the console's theme and

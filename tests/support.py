@@ -5,12 +5,15 @@ real services (need_service) and waiting (wait_until)."""
 from __future__ import annotations
 
 import os
+import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import pytest
@@ -31,6 +34,13 @@ from workspaces.roles import Role
 T = TypeVar("T")
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (the OS's pick)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def need_service(available: bool, reason: str) -> None:
@@ -212,3 +222,12 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: floa
         if time.monotonic() >= deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
         time.sleep(interval)
+
+
+def make_run_processes() -> tuple[str, ...]:
+    """The Procfile processes `make run` starts (the Makefile's PROCESSES), for tests that start
+    the stack as it does."""
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    found = re.search(r"^PROCESSES := (.+)$", makefile, re.M)
+    assert found, "the Makefile names no PROCESSES"
+    return tuple(found.group(1).split())

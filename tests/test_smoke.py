@@ -7,7 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
+
+from tests.support import make_run_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,13 +71,22 @@ def _procfile() -> dict[str, str]:
     return dict(line.split(": ", 1) for line in lines if line.strip())
 
 
-def test_the_procfile_declares_release_web_worker_beat_and_the_gateway_listener():
+def test_the_procfile_declares_release_web_a_worker_per_queue_beat_and_the_gateway_listener():
     processes = _procfile()
-    assert set(processes) == {"release", "web", "worker", "beat", "gateway"}
+    assert set(processes) == {"release", "web", "worker", "provision", "periodic", "delivery", "beat", "gateway"}
     assert processes["gateway"] == "exec python manage.py gateway_listener"
     # Each long-running process replaces its shell, so a stop signal reaches it and its exit
     # code is its own (honcho reports rc=0 for a clean stop, not the shell's death by SIGTERM).
-    assert all(processes[name].startswith("exec ") for name in ("web", "worker", "beat", "gateway"))
+    long_running = ("web", "worker", "provision", "periodic", "delivery", "beat", "gateway")
+    assert all(processes[name].startswith("exec ") for name in long_running)
+    # Each queue has its worker, and each worker serves its queue alone (docs/configuration.md).
+    for name, queues in {"worker": "runtime,celery", "provision": "provision", "periodic": "periodic",
+                         "delivery": "delivery"}.items():
+        assert f" -Q {queues} " in processes[name], processes[name]
+    served = {queue for line in processes.values() for found in re.findall(r" -Q (\S+) ", line)
+              for queue in found.split(",")}
+    assert served >= set(settings.FLEET_QUEUES)
+    assert set(make_run_processes()) == set(long_running)  # make run starts every one
     assert "migrate" in processes["release"]
     assert "setup_periodic_tasks" in processes["release"]
     assert "DatabaseScheduler" in processes["beat"]

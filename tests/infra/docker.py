@@ -28,6 +28,8 @@ import docker
 import pytest
 from docker import errors as docker_errors
 
+from agents.backends.base import ExecResult
+from agents.backends.docker import container_exec
 from tests.support import need_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,15 @@ SESSION_LABEL = "fleet.test_session"
 SESSION_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 _engine: docker.DockerClient | None = None  # set once a test has used the engine
+
+EXEC_TIMEOUT = 60  # seconds
+
+
+def exec_in(container, argv) -> ExecResult:
+    """`argv` run in `container` to its end, as the backend runs it: `.exit_code`, `.output`
+    (docker-py's exec_run can lose a fast command's whole output: docker/docker-py#2042)."""
+    argv = ["sh", "-c", argv] if isinstance(argv, str) else argv
+    return container_exec(container.client.api, container.id, argv, timeout=EXEC_TIMEOUT, max_output=1 << 24)
 
 
 def _start_local_engine() -> tuple[str | None, str]:

@@ -1,4 +1,5 @@
-"""A loopback OpenAI-compatible model server, so real runtimes can run real turns in tests.
+"""A loopback OpenAI-compatible model server, so real runtimes can run real turns in tests (the
+`fake_model` fixture, tests/infra/runtimes.py) and in benchmarks (bench/edge.py): no pytest here.
 
     def test_a_turn(fake_model):
         ... point a runtime at fake_model.base_url ("http://127.0.0.1:PORT/v1") ...
@@ -22,8 +23,6 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-import pytest
 
 HOST = "127.0.0.1"
 MODEL_ID = "fleet-fake-1"
@@ -207,11 +206,3 @@ def _chunks(model_id: str, message: dict) -> list[dict]:
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
         {**base, "choices": [], "usage": dict(USAGE)},
     ]
-
-
-@pytest.fixture(scope="module")
-def fake_model():
-    """One fake model per test module (the runtimes that use it are module-scoped too)."""
-    model = FakeModel().start()
-    yield model
-    model.stop()

@@ -17,7 +17,9 @@ creates, and nothing Fleet's own code decides:
 - the kubelet's pod log (`pods/<name>/log`, honouring tailLines/sinceSeconds/timestamps) and
   its stats summary (`nodes/<node>/proxy/stats/summary`), from what the test puts in
   `cluster.pod_logs` and `cluster.summaries`; the metrics API serves objects the test stores
-  under `metrics.k8s.io/v1beta1/pods`.
+  under `metrics.k8s.io/v1beta1/pods`;
+- the kubelet's exec (`pods/<name>/exec`) for the pods a test opts in (`exec_into`): the command
+  runs on this machine (tests/infra/kube_exec.py); other pods' exec is refused.
 A test that wants a slow deletion puts a finalizer on an object (kmock then keeps it, marked
 with deletionTimestamp, until the finalizer is removed: `release()`).
 """
@@ -37,6 +39,8 @@ import attrs
 import kmock
 import pytest
 from kmock import KubernetesEmulator, Server
+
+from tests.infra.kube_exec import KubeletExec
 
 NODE = "node-a"
 NODE_IP = "10.0.0.11"
@@ -66,6 +70,8 @@ class FleetCluster(KubernetesEmulator):
     pod_logs: dict = attrs.field(factory=dict)  # (namespace, pod) -> [(datetime, line)]
     summaries: dict = attrs.field(factory=dict)  # node -> kubelet summary dict
     schedule_on: str = NODE  # the node the scheduler places the next pod on
+    exec_pods: set = attrs.field(factory=set)  # (namespace, pod) whose exec runs here
+    kubelet: KubeletExec = attrs.field(factory=KubeletExec)
     _serial: itertools.count = attrs.field(factory=lambda: itertools.count(1))
     _ports: itertools.count = attrs.field(factory=lambda: itertools.count(30000))
 
@@ -74,6 +80,14 @@ class FleetCluster(KubernetesEmulator):
         self.resources.load_bundled()  # the built-in resources, so empty lists answer 200
         # The official client asks for /version/ (trailing slash); kmock knows /version.
         self.fallback["get /version/"] << self._serve_server_version
+
+    async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        parts = raw_request.path.strip("/").split("/")  # api/v1/namespaces/<ns>/pods/<pod>/exec
+        if (raw_request.headers.get("Upgrade", "").lower() == "websocket" and len(parts) == 7
+                and parts[-1] == "exec" and (parts[3], parts[5]) in self.exec_pods):
+            self._requests.append(await kmock.Request._parse(raw_request, id=len(self._requests)))
+            return await self.kubelet.serve(raw_request)
+        return await super().__call__(raw_request)
 
     async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
         resource = request.resource
@@ -215,6 +229,8 @@ class RunningCluster:
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(15)
+        if self.cluster is not None:
+            self.cluster.kubelet.stop()
 
     def call(self, function, *args):
         """Run `function(*args)` on the emulator's loop (changes to its objects), and wait."""
@@ -247,6 +263,10 @@ class RunningCluster:
     def pods(self, namespace: str) -> list[dict]:
         return [obj.raw for key, obj in list(self.cluster.objects.items())
                 if key[0] == PODS and key[1] == namespace and not obj.deleted]
+
+    def exec_into(self, namespace: str, pod: str) -> None:
+        """Serve the pod's exec (commands run on this machine: tests/infra/kube_exec.py)."""
+        self.call(self.cluster.exec_pods.add, (namespace, pod))
 
     def requests(self) -> list[kmock.Request]:
         return list(self.cluster._requests)

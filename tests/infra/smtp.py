@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections import deque
@@ -22,6 +21,8 @@ from email.message import EmailMessage
 
 import pytest
 from aiosmtpd.controller import Controller
+
+from tests.support import free_loopback_port
 
 HOST = "127.0.0.1"
 
@@ -51,16 +52,9 @@ class _Collector:
         return self.server._receive(envelope)
 
 
-def _free_port() -> int:
-    # aiosmtpd's Controller connects to its own port to confirm start-up, so it needs a real one.
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
 class SmtpServer:
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_loopback_port()
         self._messages: list[ReceivedMail] = []
         self._failures: deque[str] = deque()
         self._arrived = threading.Condition()

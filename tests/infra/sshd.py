@@ -32,18 +32,12 @@ import paramiko
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from tests.support import need_service
+from tests.support import free_loopback_port, need_service
 
 SSHD = "/usr/sbin/sshd"
 SSH_USER = "fleet-ssh"
 PASSWORD_FILE = Path("/var/lib/fleet-test-ssh/password")
 START_TIMEOUT = 10.0
-
-
-def free_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def openssh_private_key(passphrase: str | None = None) -> str:
