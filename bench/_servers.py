@@ -1,5 +1,6 @@
-"""Web servers a benchmark starts on a free port of 127.0.0.1, each with 2 worker processes,
-DEBUG off, on the benchmark's throwaway database (os.environ["DATABASE_URL"])."""
+"""Web servers a benchmark starts on a free port of 127.0.0.1, each with 2 worker processes
+(unless the benchmark asks for another number), DEBUG off, on the benchmark's throwaway
+database (os.environ["DATABASE_URL"])."""
 
 from __future__ import annotations
 
@@ -23,22 +24,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def command(server: str, port: int, root: Path = ROOT) -> list[str]:
+def command(server: str, port: int, root: Path = ROOT, workers: int = WORKERS) -> list[str]:
     """The server as the Procfile's `web` line runs it, on `port`, without an access log."""
     if server == "granian" and not (root / "fleet" / "web.py").exists():  # a checkout from before fleet.web
         return [
             sys.executable, "-m", "granian", "--interface", "wsgi", "--host", HOST, "--port", str(port),
-            "--workers", str(WORKERS), "--blocking-threads", "1", "--no-ws", "--log-level", "warning",
+            "--workers", str(workers), "--blocking-threads", "1", "--no-ws", "--log-level", "warning",
             "fleet.wsgi:application",
         ]
     if server == "gunicorn":
         return [
             sys.executable, "-m", "gunicorn", "-c", "python:fleet.gunicorn_conf", "fleet.wsgi:application",
-            "--bind", f"{HOST}:{port}", "--workers", str(WORKERS), "--no-control-socket", "--log-level", "warning",
+            "--bind", f"{HOST}:{port}", "--workers", str(workers), "--no-control-socket", "--log-level", "warning",
         ]
     if server == "granian":
         return [
-            sys.executable, "-m", "fleet.web", "--host", HOST, "--port", str(port), "--workers", str(WORKERS),
+            sys.executable, "-m", "fleet.web", "--host", HOST, "--port", str(port), "--workers", str(workers),
             "--log-level", "warning",
         ]
     raise ValueError(f"unknown server {server!r} (gunicorn, granian)")
@@ -46,9 +47,10 @@ def command(server: str, port: int, root: Path = ROOT) -> list[str]:
 
 class Server:
     """`name` is a server ("granian", "gunicorn"), optionally "@<path>" of another checkout whose
-    code it runs (e.g. "gunicorn@/work/main": before and after, on the same database and machine)."""
+    code it runs (e.g. "gunicorn@/work/main": before and after, on the same database and machine).
+    `workers` worker processes; `env` adds to the server's environment (settings of a bench's own)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, *, workers: int = WORKERS, env: dict[str, str] | None = None):
         from django.conf import settings
 
         self.name = name
@@ -57,15 +59,17 @@ class Server:
         self.port = free_port()
         self.log_path = ROOT / "var" / f"bench_{server}{'_' + root.name if checkout else ''}.log"
         self.log_path.parent.mkdir(exist_ok=True)
-        env = dict(os.environ)
+        environment = dict(os.environ)
         # Production-like: DEBUG off (no query log); the same keys, so the bench's tokens verify.
         # PYTHONPATH: this checkout's code, whatever else the environment has installed.
+        # FLEET_PORT: the port it serves, as the Procfile's web line has it (the proxy's origins name it).
         # Metric files in a folder of the bench's own: the server empties it when it starts.
         self.metrics_dir = ROOT / "var" / f"bench-prometheus-{self.port}"
-        env["PROMETHEUS_MULTIPROC_DIR"] = str(self.metrics_dir)
-        env.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY, PYTHONPATH=str(root),
-                   FLEET_ENCRYPTION_KEYS=settings.FLEET_ENCRYPTION_KEYS)
-        self.process = subprocess.Popen(command(server, self.port, root), cwd=root, env=env,
+        environment["PROMETHEUS_MULTIPROC_DIR"] = str(self.metrics_dir)
+        environment.update(DEBUG="false", SECRET_KEY=settings.SECRET_KEY, PYTHONPATH=str(root),
+                           FLEET_ENCRYPTION_KEYS=settings.FLEET_ENCRYPTION_KEYS, FLEET_PORT=str(self.port),
+                           **(env or {}))
+        self.process = subprocess.Popen(command(server, self.port, root, workers), cwd=root, env=environment,
                                         stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT)
         self._wait_until_up()
 
