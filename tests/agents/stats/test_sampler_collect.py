@@ -127,9 +127,9 @@ def test_a_slow_call_is_abandoned_after_the_call_timeout(released):
         return snapshot()
 
     started = time.monotonic()
-    result = collect(agents, source=source, lane_of=lane_of, limits=Limits(call_timeout=0.2))
+    result = collect(agents, source=source, lane_of=lane_of, limits=Limits(call_timeout=0.5))
 
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 2.5
     assert result.timed_out == [0]
     assert set(result.snapshots) == set(range(1, 10))
 
@@ -143,11 +143,12 @@ def test_a_hung_host_does_not_hold_up_the_other_hosts(released):
         time.sleep(0.005)
         return snapshot()
 
-    limits = Limits(max_workers=8, per_lane=3, call_timeout=0.2, lane_strikes=2, budget=5)
+    # A call timeout far above a healthy call's 5 ms even on a loaded machine (0.2 s was not).
+    limits = Limits(max_workers=8, per_lane=3, call_timeout=1.0, lane_strikes=2, budget=8)
     started = time.monotonic()
     result = collect(agents, source=source, lane_of=lane_of, limits=limits)
 
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4  # the hung host's first calls time out once, then it is skipped
     assert {a.pk for a in agents if a.lane == "docker"} == set(result.snapshots)
     assert "hung" in result.closed_lanes
     assert 2 <= len(result.timed_out) <= 6  # its first calls, not all fifty
