@@ -20,10 +20,9 @@ import logging
 import re
 from dataclasses import dataclass, field
 
+from agents.files.dotenv import env_block_write
 from agents.gateway import family_of, gateway_for
 from agents.models import Agent
-from agents.services.engine import engine_call
-from fleet.values import env_value_allowed
 
 from .. import catalog
 from ..errors import SyncUnsupported
@@ -33,9 +32,7 @@ from ..models import Integration, IntegrationStatus
 MCP_PREFIX = "fleet-"
 logger = logging.getLogger(__name__)
 
-BLOCK_BEGIN = "# >>> fleet integrations (managed by Fleet; edits here are replaced) >>>"
-BLOCK_END = "# <<< fleet integrations <<<"
-_DOTENV_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+ENV_BLOCK = "integrations"  # Fleet's block of the integrations in Hermes's .env (agents.files.dotenv)
 
 
 @dataclass
@@ -156,75 +153,5 @@ def _changed_names(paths: list[str], prefix: str) -> set[str]:
 
 
 def _apply_env_file(agent: Agent, env: dict[str, str], env_file: str) -> SyncResult:
-    raw = engine_call(agent, lambda backend: backend.read_state_file(agent, env_file)) or b""
-    text = raw.decode("utf-8", errors="replace")
-    content, changed, removed = env_file_render(text, env)
-    if content != text:
-        engine_call(agent, lambda backend: backend.write_state_file(agent, env_file, content.encode()))
+    changed, removed = env_block_write(agent, env_file, ENV_BLOCK, env)
     return SyncResult(runtime=agent.runtime_family, env_vars=sorted(env), changed=changed, removed=removed)
-
-
-def env_file_render(text: str, env: dict[str, str]) -> tuple[str, list[str], list[str]]:
-    """(the file with Fleet's block holding `env`, the names added or changed, those removed).
-    A value that could end its line (stored before values were checked) is left out, by name
-    in the log: one bad value must not write a line of its own."""
-    refused = sorted(name for name, value in env.items() if not env_value_allowed(value))
-    if refused:
-        logger.warning("Left out of the env file (control characters or line breaks): %s", ", ".join(refused))
-        env = {name: value for name, value in env.items() if name not in refused}
-    outside, block = split_env_file(text)
-    previous = {k: v for k, v in block.items() if v != ""}
-    # A removed variable is written empty: Hermes loads the file with override, so the value
-    # it holds from an earlier turn is cleared without a restart.
-    removed = sorted(set(previous) - set(env))
-    lines = [BLOCK_BEGIN] + [f"{name}={_quote(value)}" for name, value in sorted(env.items())]
-    lines += [f"{name}=" for name in removed] + [BLOCK_END]
-    content = "\n".join([*([outside.rstrip("\n")] if outside.strip() else []), *lines]) + "\n"
-    changed = sorted(name for name, value in env.items() if previous.get(name) != value)
-    return content, changed, removed
-
-
-def split_env_file(text: str) -> tuple[str, dict[str, str]]:
-    """(the lines outside Fleet's block, the variables inside it), lines split where
-    python-dotenv splits them (Hermes's reader): CR LF, LF or CR, nothing else."""
-    outside, block, inside = [], {}, False
-    for line in _DOTENV_LINE_BREAK.split(text.removesuffix("\n")):
-        if line == BLOCK_BEGIN:
-            inside = True
-        elif line == BLOCK_END:
-            inside = False
-        elif inside:
-            name, _, value = line.partition("=")
-            if name:
-                block[name] = _unquote(value)
-        else:
-            outside.append(line)
-    return "\n".join(outside), block
-
-
-def _quote(value: str) -> str:
-    """python-dotenv's syntax: single quotes are literal (no escapes, no ${} expansion); a value
-    holding a single quote is double-quoted, with backslash and double quote escaped (there a
-    `${NAME}` would be expanded: python-dotenv has no escape for it). Values hold no line break
-    (fields.env_value_allowed)."""
-    if "'" not in value:
-        return f"'{value}'"
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1]
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        body, out, i = value[1:-1], [], 0
-        while i < len(body):
-            if body[i] == "\\" and i + 1 < len(body):
-                nxt = body[i + 1]
-                out.append("\n" if nxt == "n" else nxt)
-                i += 2
-            else:
-                out.append(body[i])
-                i += 1
-        return "".join(out)
-    return value
