@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_delete
 
 from fleet.periodic import PeriodicJob
 
@@ -82,6 +82,16 @@ class AgentsConfig(AppConfig):
         register_host(is_proxy_host, proxy_application)  # every agent's UI on its own origin
         register_shutdown(close_pool)  # the gateways' connection pool, closed with its loop
         health_warning_register("internal_url", lambda: getattr(internal_url_warning(), "sentence", None))
+        from fleet import events
+        from llm.signals import key_changed
+
         from .budgets import tasks as budget_tasks  # noqa: F401 - registers the budget tasks
+        from .llm_model import services as llm_model
+        from .llm_model import tasks as llm_model_tasks  # noqa: F401 - registers agents.apply_model
         from .stats import tasks  # noqa: F401 - registers the stats tasks (autodiscovery finds agents.tasks only)
         from .usage import tasks as usage_tasks  # noqa: F401 - registers the usage pull
+
+        events.subscribe(llm_model.on_event)  # a runtime that came up gets its model
+        key_changed.connect(llm_model.on_key_changed, dispatch_uid="agents.llm_model.key_changed")
+        pre_delete.connect(llm_model.on_key_deleted, sender="llm.ProviderKey",
+                           dispatch_uid="agents.llm_model.key_deleted")

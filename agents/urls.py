@@ -13,7 +13,7 @@ from .api import agents, lifecycle, workspace_agents
 ROUTE_MODULES: tuple[str, ...] = (
     "agents.stats.urls", "agents.usage.urls", "agents.budgets.urls", "agents.files.urls",
     "agents.logs.urls", "agents.chat.urls", "agents.proxy.urls", "agents.terminal.urls",
-    "agents.targets.k8s_urls",
+    "agents.targets.k8s_urls", "agents.llm_model.urls",
 )
 
 urlpatterns = [

@@ -393,6 +393,10 @@ OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 INTEGRATION_ENDPOINTS = env.json("INTEGRATION_ENDPOINTS", default={})
 # Model provider base URLs overriding the catalog's: {"<provider>": "<base URL>"} (llm.providers).
 LLM_PROVIDER_ENDPOINTS = env.json("LLM_PROVIDER_ENDPOINTS", default={})
+# The model of agents deployed without one: the id of a saved provider key (llm) and a model
+# name of its provider; both empty: such agents get no model from Fleet.
+DEFAULT_LLM_KEY = env.str("DEFAULT_LLM_KEY", default="")
+DEFAULT_LLM_MODEL = env.str("DEFAULT_LLM_MODEL", default="")
 OAUTH_STATE_TTL_SECONDS = env.int("OAUTH_STATE_TTL_SECONDS", default=600)
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")

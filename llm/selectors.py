@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from fleet.errors import NotFound
 
+from . import providers
 from .models import ProviderKey
 
 KEY_NOT_FOUND = "Model provider key not found."
@@ -45,12 +47,38 @@ def key_record(key: ProviderKey) -> dict:
     }
 
 
-def agents_using_key(key: ProviderKey) -> list:
-    """The agents whose model uses `key` (delete answers 409 key_in_use while any does).
+def agents_using_key(key: ProviderKey) -> list[str]:
+    """The names of the agents whose model uses `key`, by the reverse relation of
+    agents.AgentModel (llm sits below agents and never imports it); with "the platform default
+    (DEFAULT_LLM_KEY)" when the setting names this key."""
+    names = sorted(key.agent_models.values_list("agent__name", flat=True))
+    if is_default_key(key.pk):
+        names.append("the platform default (DEFAULT_LLM_KEY)")
+    return names
 
-    Honest today: agents do not reference keys yet, so this is always empty. The step that adds
-    each agent's model (DESIGN 18) fills it, by querying its agent -> key relation here."""
-    return []
+
+def is_default_key(key_id) -> bool:
+    return bool(settings.DEFAULT_LLM_KEY) and str(key_id) == settings.DEFAULT_LLM_KEY.strip().lower()
+
+
+def default_key() -> ProviderKey | None:
+    """The saved key DEFAULT_LLM_KEY names (None when unset or gone)."""
+    key_id = settings.DEFAULT_LLM_KEY.strip()
+    if not key_id:
+        return None
+    try:
+        return ProviderKey.objects.filter(pk=key_id).first()
+    except (ValueError, ValidationError):  # not a UUID: the system check says so
+        return None
+
+
+def base_url_of(key: ProviderKey) -> str:
+    """Where the key's provider answers: the key's own base URL, else the provider's."""
+    return key.base_url or providers.require(key.provider)["baseUrl"] or ""
+
+
+def key_get(key_id) -> ProviderKey | None:
+    return ProviderKey.objects.filter(pk=key_id).first()
 
 
 def own_key(*, user_id, provider: str) -> ProviderKey | None:

@@ -14,7 +14,8 @@ from fleet.values import env_value_allowed
 
 from . import providers
 from .models import ProviderKey
-from .selectors import REDACTED, agents_using_key, own_key
+from .selectors import KEY_NOT_FOUND, REDACTED, agents_using_key, base_url_of, own_key
+from .signals import key_changed
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ def key_update(*, key: ProviderKey, label: str | None = None, api_key: str | Non
                base_url: str | None = None, base_url_given: bool = False) -> ProviderKey:
     """Change a key; `[REDACTED]` written back keeps the stored key."""
     key = ProviderKey.objects.select_for_update().get(pk=key.pk)
+    reached_runtimes = (key.api_key, key.base_url)  # what agents using the key were given
     entry = providers.require(key.provider)
     if label is not None:
         key.label = label
@@ -80,19 +82,25 @@ def key_update(*, key: ProviderKey, label: str | None = None, api_key: str | Non
     if base_url_given:
         key.base_url = _clean_base_url(entry, base_url)
     key.save()
+    if (key.api_key, key.base_url) != reached_runtimes:
+        _announce_change(key)
     return key
 
 
+def _announce_change(key: ProviderKey) -> None:
+    """The agents using the key get it again once the change is committed (llm.signals)."""
+    transaction.on_commit(lambda: key_changed.send(sender=ProviderKey, key_id=key.pk))
+
+
+@transaction.atomic
 def key_delete(*, key: ProviderKey) -> None:
+    key = ProviderKey.objects.select_for_update().filter(pk=key.pk).first()
+    if key is None:
+        raise NotFound(KEY_NOT_FOUND)
     users = agents_using_key(key)
     if users:
-        names = ", ".join(sorted(a.name for a in users))
-        raise KeyInUse(f"The key is used by: {names}. Give those agents another key first.")
-    key.delete()
-
-
-def base_url_of(key: ProviderKey) -> str:
-    return key.base_url or providers.require(key.provider)["baseUrl"] or ""
+        raise KeyInUse(f"The key is used by: {', '.join(users)}. Give those agents another key first.")
+    key.delete()  # an agent choosing it meanwhile waits for this lock, then finds it gone
 
 
 def key_test(*, key: ProviderKey) -> dict:
@@ -157,8 +165,10 @@ def own_key_set(*, user, provider: str, api_key: str) -> ProviderKey:
     if key is None:
         return ProviderKey.objects.create(user=user, provider=provider, label=entry["name"], api_key=api_key,
                                           created_by=user)
-    key.api_key = api_key
-    key.save(update_fields=["api_key", "updated_at"])
+    if key.api_key != api_key:
+        key.api_key = api_key
+        key.save(update_fields=["api_key", "updated_at"])
+        _announce_change(key)
     return key
 
 

@@ -24,6 +24,8 @@ from fleet.errors import Conflict, FieldErrors, FleetError
 from workspaces.roles import Scope
 
 from .. import list_cache
+from ..llm_model.serializers import ModelIn
+from ..llm_model.services import deploy_model_check
 from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
@@ -120,6 +122,8 @@ class AgentDeployApi(ApiView):
         ram_mb = _optional(NumberField, help_text="default DEFAULT_RAM_MB; clamped to 512..MAX_RAM_MB")
         disk_gb = _optional(NumberField, help_text="default DEFAULT_DISK_GB; clamped to 1..MAX_DISK_GB")
         migration_draft_id = _optional(RawStringField, help_text="a draft of POST /agent-migrations (session only)")
+        model = ModelIn(required=False, allow_null=True, help_text="the model the agent answers with (a saved "
+                        "provider key and a model name); absent: DEFAULT_LLM_KEY and DEFAULT_LLM_MODEL, if set")
 
     @extend_schema(
         request=InputSerializer,
@@ -129,6 +133,8 @@ class AgentDeployApi(ApiView):
                                                         "ram_mb": 2048}, request_only=True),
             OpenApiExample("Hermes on a Kubernetes cluster", request_only=True, value={
                 "name": "researcher", "runtime_family": "hermes", "execution_target_id": "k8s:<cluster-id>"}),
+            OpenApiExample("An agent that answers with a saved key's model", request_only=True, value={
+                "name": "helper", "model": {"keyId": "<id of a saved provider key>", "name": "gpt-4o-mini"}}),
         ],
         parameters=[OpenApiParameter(
             IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
@@ -167,11 +173,15 @@ class AgentDeployApi(ApiView):
         """400 naming the fields of wrong type and, among the others, those the deploy rules
         refuse (family, placement, profile, resources): every bad field at once."""
         errors = FieldErrors(body.errors)
-        try:
-            errors.check(lambda: deploy_plan_resolve(principal=self.principal,
-                                                     request=DeployRequest(**_given(valid_part(body)))))
-        except FleetError:  # a refusal that is not about a field (a key's session-only field): the body's 400 first
-            pass
+        given = _given(valid_part(body))
+        checks = [lambda: deploy_plan_resolve(principal=self.principal, request=DeployRequest(**given))]
+        if "model" in given:
+            checks.append(lambda: deploy_model_check(given["model"], principal=self.principal))
+        for check in checks:
+            try:
+                errors.check(check)
+            except FleetError:  # a refusal that is not about a field (a key's session-only field): the body's 400 first
+                pass
         errors.raise_any()
 
 

@@ -45,6 +45,9 @@ SECRET_PREFIXES = ("openclaw.json.", ".env.", "id_")
 SECRET_SUFFIXES = (".pem", ".key", ".env")
 # Whole paths (their last parts) that are secret only together: a `config.json` is not, Docker's is.
 SECRET_PATHS = ((".config", "gh", "hosts.yml"), (".docker", "config.json"), (".config", "gcloud"))
+# Files secret at the state folder's root only: Hermes's config.yaml ($HERMES_HOME/config.yaml,
+# the model's key as Fleet writes it, and any key its owner put there), as openclaw.json is.
+SECRET_ROOT_FILES = {"config.yaml"}
 
 
 def is_secret_path(relative: str) -> bool:
@@ -56,7 +59,8 @@ def is_secret_path(relative: str) -> bool:
         return False
     name = parts[-1]
     return (
-        name in SECRET_NAMES
+        (len(parts) == 1 and name in SECRET_ROOT_FILES)
+        or name in SECRET_NAMES
         or name in SECRET_FOLDERS
         or name.startswith(SECRET_PREFIXES)
         or name.endswith(SECRET_SUFFIXES)

@@ -6,12 +6,14 @@ from .budget import Budget, BudgetPeriod
 from .engine import EngineHealth, EngineState
 from .gateway_device import GatewayDevice
 from .idempotency import DeployIdempotencyKey
+from .llm_model import AgentModel
 from .stats import StatsSample
 from .terminal import TerminalEnd, TerminalSession, TerminalVia
 from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
 
 __all__ = [
     "Agent",
+    "AgentModel",
     "AgentSpendDay",
     "Budget",
     "BudgetPeriod",

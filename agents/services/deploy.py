@@ -12,12 +12,13 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from fleet.api.principal import Principal
-from fleet.errors import BrokerUnavailable
+from fleet.errors import BrokerUnavailable, FieldErrors
 from workspaces.roles import Role
 
 from ..events import agent_event
 from ..files.drafts import migration_draft_consume, migration_draft_get
 from ..files.migrate import migrated_settings_apply, request_from_manifest
+from ..llm_model.services import agent_model_store, deploy_model_check
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
 from ..tasks import provision_agent
@@ -86,7 +87,11 @@ def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: De
         check_migration_draft_id(request.migration_draft_id)
         draft = migration_draft_get(user=principal.user, draft_id=request.migration_draft_id)
         request = request_from_manifest(request, draft.manifest)
-    plan = deploy_plan_resolve(principal=principal, request=request)
+    errors = FieldErrors()  # the placement's and the model's bad fields, answered together
+    plan = errors.check(lambda: deploy_plan_resolve(principal=principal, request=request))
+    model = errors.check(lambda: deploy_model_check(request.model, principal=principal)) \
+        if request.model is not None else None
+    errors.raise_any()
     agent_quota_check(user=principal.user)
     agent = Agent.objects.create(
         name=plan.name,
@@ -104,6 +109,8 @@ def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: De
     if deploy_key is not None:
         deploy_key_record(deploy_key=deploy_key, agent=agent)
     key_workspace_assign(principal=principal, agent=agent)
+    if model is not None:
+        agent_model_store(agent=agent, choice=model)
     if draft is not None:
         migrated_settings_apply(agent=agent, manifest=draft.manifest)
         migration_draft_consume(draft=draft, agent_id=agent.pk)  # last: nothing after it can fail

@@ -44,6 +44,7 @@ class DeployRequest:
     ram_mb: float | None = None
     disk_gb: float | None = None
     migration_draft_id: str | None = None
+    model: dict | None = None  # {keyId, name, fallbacks?}: checked by agents.llm_model.choice
 
 
 @dataclass(frozen=True)

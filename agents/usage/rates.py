@@ -107,10 +107,17 @@ class RateBook:
                cost_usd=None) -> Charge:
         if cost_usd is not None:
             return Charge(usd_to_micros(cost_usd), RateSource.RUNTIME)
+        price, source = self.price(model=model, provider=provider, day=day)
+        if price is None:
+            return Charge(0, RateSource.UNPRICED)
+        cost = input_tokens * price.input_usd_per_mtok + output_tokens * price.output_usd_per_mtok
+        # USD per million tokens x tokens = micro-dollars.
+        return Charge(int(cost.to_integral_value(ROUND_HALF_UP)), source)
+
+    def price(self, *, model: str, provider: str, day: date) -> tuple[Price | None, str]:
+        """The price of `model` on `day` and where it comes from (an override beats the catalog)."""
         for table, source in ((self._overrides, RateSource.OVERRIDE), (CATALOG_TABLE, RateSource.CATALOG)):
             price = table.price(model, provider, day)
             if price is not None:
-                cost = input_tokens * price.input_usd_per_mtok + output_tokens * price.output_usd_per_mtok
-                # USD per million tokens x tokens = micro-dollars.
-                return Charge(int(cost.to_integral_value(ROUND_HALF_UP)), source)
-        return Charge(0, RateSource.UNPRICED)
+                return price, source
+        return None, RateSource.UNPRICED

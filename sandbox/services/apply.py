@@ -12,6 +12,7 @@ import logging
 from django.utils import timezone
 
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable, gateway_for
+from agents.llm_model.choice import has_own_model
 from agents.models import Agent, SandboxProfile
 from fleet.errors import FleetError
 
@@ -46,7 +47,9 @@ def policy_apply(*, agent_id) -> SandboxPolicy | None:
     gateway = gateway_for(agent)
     patch = tools_config_patch(document)
     key = inference_key(agent)
-    if key:  # without a key the runtime keeps its model; the status says inference is not configured
+    # Without a key the runtime keeps its model (the status says inference is not configured);
+    # a model chosen for the agent itself (agents.llm_model) wins over the policy's.
+    if key and not has_own_model(agent):
         _merge(patch, model_config_patch(document["model"], key))
     gateway.config_patch(patch, replace_paths=TOOLS_REPLACE_PATHS)
     _exec_approvals_set(gateway, document)

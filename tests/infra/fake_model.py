@@ -39,6 +39,7 @@ class FakeModel:
         self.port = 0
         self._server: ThreadingHTTPServer | None = None
         self._requests: list[dict] = []
+        self._authorizations: list[str] = []  # each chat request's Authorization header, in order
         self._arrived = threading.Condition()
         self._pending_tool_call: str | None = None
         self._tool_calls_made = 0
@@ -83,6 +84,12 @@ class FakeModel:
             return list(self._requests)
 
     @property
+    def authorizations(self) -> list[str]:
+        """The Authorization header of each chat request (the key a runtime sent), in order."""
+        with self._arrived:
+            return list(self._authorizations)
+
+    @property
     def tool_calls_made(self) -> int:
         return self._tool_calls_made
 
@@ -99,12 +106,14 @@ class FakeModel:
     def clear(self) -> None:
         with self._arrived:
             self._requests.clear()
+            self._authorizations.clear()
 
     # --- called by the handler threads -------------------------------------------------------
-    def _reply_for(self, body: dict) -> dict:
+    def _reply_for(self, body: dict, authorization: str = "") -> dict:
         """The assistant message for a request: one pending tool call, else the answer."""
         with self._arrived:
             self._requests.append(body)
+            self._authorizations.append(authorization)
             self._arrived.notify_all()
             tool = _exec_tool(body.get("tools") or [])
             last_role = (body.get("messages") or [{}])[-1].get("role")
@@ -151,7 +160,7 @@ def _handler_class(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._json(404, {"error": {"message": "not found"}})
                 return
-            message = model._reply_for(body)
+            message = model._reply_for(body, self.headers.get("Authorization", ""))
             model._wait_released()
             if body.get("stream"):
                 self._stream(message)

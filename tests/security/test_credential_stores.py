@@ -14,9 +14,11 @@ STORES = [
     "home/.pgpass", "home/.config/gh/hosts.yml", "home/.docker/config.json", "home/.kube/config",
     "home/.kube/cache/discovery/x.json", "home/.aws/credentials", "home/.config/gcloud/credentials.db",
     "home/.gnupg/private-keys-v1.d/abc.key", "home/.gnupg/pubring.kbx", ".config/gh/hosts.yml",
+    "config.yaml",  # Hermes's, at the state folder's root: the model's key (agents.llm_model.runtime)
 ]
 NOT_SECRET = ["workspace/config.json", "workspace/hosts.yml", "home/.docker/contexts/meta.json",
-              "home/.config/other/hosts.yml", "gh/hosts.yml", "home/notes/netrc.md", "memory/2026-11-28.md"]
+              "home/.config/other/hosts.yml", "gh/hosts.yml", "home/notes/netrc.md", "memory/2026-11-28.md",
+              "workspace/config.yaml"]
 
 
 @pytest.mark.parametrize("path", STORES)

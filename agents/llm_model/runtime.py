@@ -1,0 +1,166 @@
+"""An agent's model in its runtime's own configuration.
+
+- OpenClaw: `models.providers.<provider>` (base URL, key, wire format, the models with the rate
+  book's prices, so the runtime's own cost figures are Fleet's) and
+  `agents.defaults.model.{primary,fallbacks}`, through config.patch: live, no restart.
+- Hermes: `model` (`provider: custom`, the base URL of the provider's OpenAI-compatible API, the
+  key) and `fallback_providers` in `$HERMES_HOME/config.yaml`, which it re-reads before its next
+  turn: no restart either. Not a `${VAR}` of `.env`: Hermes 0.19 resolves the provider before it
+  re-reads `.env` in a turn, so a rotated key would reach only the turn after next (measured).
+  config.yaml is a secrets file for the files API and exports, as openclaw.json is.
+
+Applying the same model twice changes nothing. Only what Fleet owns is touched: the providers
+of llm's catalog, the `model` and `fallback_providers` entries naming Fleet's variable.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import yaml
+from django.utils import timezone
+
+from fleet.errors import Conflict
+from llm import providers
+from llm.selectors import base_url_of
+
+from ..files.dotenv import state_files_lock
+from ..gateway import gateway_for
+from ..gateway.families import family_of
+from ..models import Agent, SandboxProfile
+from ..services.engine import engine_call
+from ..usage.rates import RateBook
+from .choice import ModelChoice
+
+HERMES_CONFIG = "config.yaml"
+# Marks the fallback entries Fleet writes (Hermes ignores keys it does not know).
+FLEET_ENTRY = "fleet"
+# A server that takes no key (a local Ollama) still gets one: both runtimes refuse an empty key.
+NO_KEY = "no-key"
+# What OpenClaw is told of a model it cannot look up offline (models.catalogRefresh is off).
+CONTEXT_WINDOW, MAX_TOKENS = 128_000, 8192
+OPENCLAW_API = {"openai": "openai-completions", "anthropic": "anthropic-messages", "google": "google-generative-ai"}
+# The OpenAI-compatible API of each wire format, under the provider's base URL (Hermes speaks it).
+OPENAI_COMPATIBLE_PATH = {"openai": "", "anthropic": "", "google": "/openai"}
+
+
+class ModelUnsupported(Conflict):
+    code = "unsupported"
+    default_message = "Fleet cannot write this agent's model configuration."
+
+
+def model_unsupported_reason(agent: Agent) -> str | None:
+    """Why Fleet cannot put a model into this agent's runtime, or None."""
+    if family_of(agent.runtime_family).env_file and agent.is_external:
+        return "An adopted Hermes agent's configuration files cannot be written by Fleet."
+    return None
+
+
+def runtime_model_apply(agent: Agent, choice: ModelChoice | None) -> None:
+    """Put `choice` (None: no model from Fleet) into the running agent's runtime. Raises the
+    gateway's and the engine's errors (AgentNotRunning, GatewayUnreachable, ...)."""
+    reason = model_unsupported_reason(agent)
+    if reason:
+        raise ModelUnsupported(reason)
+    if agent.runtime_family == "hermes":
+        _apply_hermes(agent, choice)
+    else:
+        _apply_openclaw(agent, choice)
+
+
+def _key_value(choice: ModelChoice) -> str:
+    return choice.key.api_key or NO_KEY
+
+
+# -- OpenClaw ------------------------------------------------------------------------------
+
+
+def openclaw_patch(choice: ModelChoice | None, present: set[str], *, day: date | None = None) -> dict:
+    """The config.patch of `choice`, removing the catalog's providers in `present` it no longer
+    names (None: every one, and the default model that pointed at them)."""
+    managed = {name: None for name in present if name in providers.IDS}
+    if choice is None:
+        return {"models": {"providers": managed}, "agents": {"defaults": {"model": None}}} if managed else {}
+    provider_id, entry = choice.key.provider, providers.require(choice.key.provider)
+    book, day = RateBook.load(), day or timezone.now().date()
+    models = [{"id": name, "name": name, "contextWindow": CONTEXT_WINDOW, "maxTokens": MAX_TOKENS,
+               **_cost(book, name, provider_id, day)} for name in choice.names]
+    managed.pop(provider_id, None)
+    return {
+        "models": {"providers": {**managed, provider_id: {
+            "baseUrl": base_url_of(choice.key), "apiKey": _key_value(choice),
+            "api": OPENCLAW_API[entry["kind"]], "models": models,
+        }}},
+        "agents": {"defaults": {"model": {
+            "primary": f"{provider_id}/{choice.name}",
+            "fallbacks": [f"{provider_id}/{name}" for name in choice.fallbacks],
+        }}},
+    }
+
+
+def _cost(book: RateBook, model: str, provider: str, day: date) -> dict:
+    """The rate book's price as OpenClaw's `cost` (USD per million tokens), when it knows one."""
+    price, _ = book.price(model=model, provider=provider, day=day)
+    if price is None:
+        return {}
+    return {"cost": {"input": float(price.input_usd_per_mtok), "output": float(price.output_usd_per_mtok),
+                     "cacheRead": 0, "cacheWrite": 0}}
+
+
+def _apply_openclaw(agent: Agent, choice: ModelChoice | None) -> None:
+    gateway = gateway_for(agent)
+    current = gateway.config_get()
+    config = current.get("config") or {}
+    present = set(((config.get("models") or {}).get("providers") or {}).keys())
+    if agent.sandbox_profile == SandboxProfile.NEMOCLAW and choice is None:
+        return  # the sandbox policy's model stays (sandbox.inference)
+    patch = openclaw_patch(choice, present)
+    if patch:
+        # The models list and the fallbacks shrink with the choice: replaced, never merged.
+        replace = ["agents.defaults.model.fallbacks"]
+        if choice is not None and choice.key.provider in present:
+            replace.append(f"models.providers.{choice.key.provider}.models")
+        gateway.config_patch(patch, base_hash=current.get("hash"), replace_paths=replace)
+
+
+# -- Hermes --------------------------------------------------------------------------------
+
+
+def hermes_config(text: str, choice: ModelChoice | None) -> str:
+    """config.yaml with Fleet's model entries set to `choice` (None: removed), the rest kept."""
+    config = yaml.safe_load(text) if text.strip() else {}
+    if not isinstance(config, dict):
+        raise ModelUnsupported("The agent's config.yaml does not hold a mapping; Fleet leaves it alone.")
+    fallbacks = [entry for entry in config.get("fallback_providers") or []
+                 if not (isinstance(entry, dict) and entry.get(FLEET_ENTRY))]
+    if choice is None:
+        if isinstance(config.get("model"), dict) and config["model"].get(FLEET_ENTRY):
+            config.pop("model")
+    else:
+        base_url, key = _openai_compatible_url(choice), _key_value(choice)
+        config["model"] = {"provider": "custom", "default": choice.name, "base_url": base_url, "api_key": key,
+                           FLEET_ENTRY: True}
+        fallbacks += [{"provider": "custom", "model": name, "base_url": base_url, "api_key": key, FLEET_ENTRY: True}
+                      for name in choice.fallbacks]
+    if fallbacks:
+        config["fallback_providers"] = fallbacks
+    else:
+        config.pop("fallback_providers", None)
+    return yaml.safe_dump(config, sort_keys=False, allow_unicode=True) if config else ""
+
+
+def _openai_compatible_url(choice: ModelChoice) -> str:
+    kind = providers.require(choice.key.provider)["kind"]
+    return base_url_of(choice.key).rstrip("/") + OPENAI_COMPATIBLE_PATH[kind]
+
+
+def _apply_hermes(agent: Agent, choice: ModelChoice | None) -> None:
+    with state_files_lock(agent):
+        raw = engine_call(agent, lambda backend: backend.read_state_file(agent, HERMES_CONFIG)) or b""
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            content = hermes_config(text, choice)
+        except yaml.YAMLError:
+            raise ModelUnsupported("The agent's config.yaml is not valid YAML; Fleet leaves it alone.") from None
+        if content != text:
+            engine_call(agent, lambda backend: backend.write_state_file(agent, HERMES_CONFIG, content.encode()))
