@@ -92,6 +92,7 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
         return [
             path("<path:object_id>/act/<str:verb>/", wrap(views.agent_act), name="agents_agent_act"),
             path("<path:object_id>/resources/", wrap(views.agent_resources), name="agents_agent_resources"),
+            path("<path:object_id>/model/", wrap(views.agent_model_view), name="agents_agent_model"),
             path("<path:object_id>/logs/", wrap(views.agent_logs), name="agents_agent_logs"),
             path("<path:object_id>/chat/", wrap(views.agent_chat), name="agents_agent_chat"),
             path("<path:object_id>/open-ui/", wrap(views.agent_open_ui), name="agents_agent_open_ui"),

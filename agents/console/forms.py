@@ -19,14 +19,23 @@ def _choices(choices, *, blank: str) -> list[tuple[str, str]]:
 
 
 class ServiceForm(forms.Form):
+    # The API's names of fields the form names otherwise ({"model.name": "model_name"}).
+    api_field_names: dict[str, str] = {}
+
     def add_service_errors(self, error: ValidationFailed) -> None:
         """The service's field messages on the form's fields (others on the form itself)."""
         for field, messages in error.fields.items():
+            field = self.api_field_names.get(field, field)
             for message in messages:
                 self.add_error(field if field in self.fields else None, message)
 
 
+MODEL_FIELDS = {"keyId": "model_key", "name": "model_name", "fallbacks": "model_fallbacks"}
+
+
 class DeployForm(ServiceForm):
+    api_field_names = {f"model.{api}": form for api, form in MODEL_FIELDS.items()}
+
     name = forms.CharField(required=False, widget=TEXT, help_text="Empty: a generated name.")
     runtime_family = forms.ChoiceField(choices=_choices(RuntimeFamily.choices, blank="default (openclaw)"),
                                        required=False, widget=UnfoldAdminSelectWidget)
@@ -40,10 +49,52 @@ class DeployForm(ServiceForm):
     vcpu = forms.FloatField(required=False, widget=TEXT, help_text=NUMBER_HELP)
     ram_mb = forms.FloatField(required=False, widget=TEXT, label="RAM (MB)", help_text=NUMBER_HELP)
     disk_gb = forms.FloatField(required=False, widget=TEXT, label="Disk (GB)", help_text=NUMBER_HELP)
+    model_key = forms.ChoiceField(required=False, widget=UnfoldAdminSelectWidget, label="Model provider key",
+                                  help_text="One of your saved keys; empty: the platform default model, if set.")
+    model_name = forms.CharField(required=False, widget=TEXT, label="Model",
+                                 help_text="The provider's model id, e.g. gpt-4o-mini.")
+    model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
+                                      help_text="Comma-separated, tried in order when the model fails.")
+
+    def __init__(self, *args, keys=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model_key"].choices = key_choices(keys, blank="none (the platform default)")
 
     def request_values(self) -> dict:
         """The given fields only, as POST /agents/deploy's body would carry them."""
-        return {name: value for name, value in self.cleaned_data.items() if value not in (None, "")}
+        values = {name: value for name, value in self.cleaned_data.items()
+                  if value not in (None, "") and not name.startswith("model_")}
+        model = model_value(self.cleaned_data)
+        if model is not None:
+            values["model"] = model
+        return values
+
+
+def key_choices(keys, *, blank: str) -> list[tuple[str, str]]:
+    """A select's options for saved provider keys (never the key itself)."""
+    return _choices([(str(key.pk), f"{key.label} ({key.provider})") for key in keys], blank=blank)
+
+
+def model_value(data: dict) -> dict | None:
+    """`model` as the API's body carries it, from the form's model fields (None: none chosen)."""
+    if not data.get("model_key") and not data.get("model_name"):
+        return None
+    fallbacks = [name.strip() for name in (data.get("model_fallbacks") or "").split(",") if name.strip()]
+    return {"keyId": data.get("model_key") or None, "name": data.get("model_name") or None, "fallbacks": fallbacks}
+
+
+class AgentModelForm(ServiceForm):
+    """The agent's model: a saved key the operator may use for it, a model name, fallbacks."""
+
+    api_field_names = MODEL_FIELDS
+    model_key = forms.ChoiceField(widget=UnfoldAdminSelectWidget, label="Provider key")
+    model_name = forms.CharField(widget=TEXT, label="Model", help_text="The provider's model id, e.g. gpt-4o-mini.")
+    model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
+                                      help_text="Comma-separated, tried in order when the model fails.")
+
+    def __init__(self, *args, keys=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model_key"].choices = key_choices(keys, blank="choose a key")
 
 
 class ResourcesForm(ServiceForm):

@@ -1,5 +1,5 @@
 """What the agent's console page shows besides its fields: status with the reason, the
-buttons its state allows, whether its UI can be opened and it can be talked to, events, budgets
+buttons its state allows, its model, whether its UI can be opened and it can be talked to, events, budgets
 with current spend, deploy steps, whether a terminal may be opened."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from fleet.models import Event
 from ..budgets.selectors import agent_budget_report
 from ..deploy_progress import deploy_steps
 from ..gateway.endpoint import SERVING
+from ..llm_model.services import model_record
 from ..models import Agent, Status
 from ..services.lifecycle import IN_FLIGHT, REDEPLOYABLE
 
@@ -67,6 +68,7 @@ def agent_page_context(agent: Agent) -> dict:
         "agent_deploying": agent.status in IN_FLIGHT,
         "agent_deploy_steps": deploy_steps(agent.pk) if agent.status in IN_FLIGHT else [],
         "agent_has_logs": bool(agent.container_id) and not agent.is_external,
+        "agent_model": model_record(agent),
         # The target may still refuse a shell (409 unsupported): the panel says so when asked.
         "agent_has_terminal": serves(agent) and bool(agent.container_id) and not agent.is_external,
     }

@@ -1,5 +1,5 @@
 """The console's agent views (AgentAdmin.get_urls wires them, behind the admin's login and
-permissions): lifecycle buttons, change resources, deploy, deploy progress, the agent's UI (a
+permissions): lifecycle buttons, change resources, the model, deploy, deploy progress, the agent's UI (a
 link through the gateway proxy), its logs followed live, chat turns and the terminal's ticket.
 
 The logs and chat stream through the same services and event bodies as the API: they wait on
@@ -22,11 +22,14 @@ from fleet.errors import FleetError, ValidationFailed
 from ..chat.serializers import ChatIn
 from ..chat.sse import chat_response
 from ..deploy_progress import deploy_steps
+from ..llm_model.choice import usable_keys
+from ..llm_model.services import agent_model_clear, model_record, model_set_from_body
 from ..logs.query import logs_query_from
 from ..logs.services import agent_logs_list
 from ..logs.sse import follow_response, log_line_data
 from ..models import Agent, TerminalVia
 from ..proxy.sessions import gateway_session_create
+from ..selectors import agent_workspace_ids
 from ..services.deploy import agent_deploy
 from ..services.lifecycle import IN_FLIGHT, agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
@@ -34,8 +37,8 @@ from ..services.selection import DeployRequest
 from ..terminal.access import terminal_agent
 from ..terminal.serializers import TerminalTicketOut
 from ..terminal.tickets import terminal_ticket_issue
-from .forms import DeployForm, ResourcesForm
-from .page import BUTTONS
+from .forms import AgentModelForm, DeployForm, ResourcesForm, model_value
+from .page import BUTTONS, SERVING
 
 SERVICES = {"start": agent_start, "stop": agent_stop, "restart": agent_restart, "redeploy": agent_redeploy}
 DONE = {"start": "started", "stop": "stopped", "restart": "restarted", "redeploy": "queued for redeployment"}
@@ -98,14 +101,47 @@ def agent_resources(model_admin, request, object_id):
     return TemplateResponse(request, "admin/agents/agent/resources.html", context)
 
 
+def agent_model_view(model_admin, request, object_id):
+    """The agent's model: choose a saved key and a model (as PUT /api/agents/:id/model), or
+    return it to the platform default (as DELETE)."""
+    agent = _agent(model_admin, request, object_id, change=True)
+    principal = Principal(user=request.user)
+    keys = usable_keys(principal=principal, workspace_ids=agent_workspace_ids(agent))
+    current = model_record(agent)
+    initial = {"model_key": str(current["keyId"]) if current["source"] == "agent" else "",
+               "model_name": current["name"] if current["source"] == "agent" else "",
+               "model_fallbacks": ", ".join(current["fallbacks"])}
+    form = AgentModelForm(request.POST or None, initial=initial, keys=keys)
+    if request.method == "POST" and "use-default" in request.POST:
+        agent_model_clear(agent=agent)
+        model_admin.message_user(request, f"{agent.name} now takes the platform default model, if one is set.",
+                                 messages.SUCCESS)
+        return HttpResponseRedirect(_change_url(agent.pk))
+    if request.method == "POST" and form.is_valid():
+        try:
+            model_set_from_body(principal=principal, agent=agent, value=model_value(form.cleaned_data))
+        except ValidationFailed as exc:
+            form.add_service_errors(exc)
+        except FleetError as exc:
+            form.add_error(None, exc.message)
+        else:
+            model_admin.message_user(request, f"{agent.name} answers with {form.cleaned_data['model_name']} now"
+                                     f"{' (once it runs)' if agent.status not in SERVING else ''}.", messages.SUCCESS)
+            return HttpResponseRedirect(_change_url(agent.pk))
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "original": agent,
+               "title": f"The model of {agent.name}", "form": form, "agent": agent, "current": current,
+               "has_keys": bool(keys)}
+    return TemplateResponse(request, "admin/agents/agent/model.html", context)
+
+
 def agent_deploy_view(model_admin, request):
     """Deploy from the console: the deploy service with the operator as the caller, so the
     same validation, quota and events as POST /api/agents/deploy."""
-    form = DeployForm(request.POST or None)
+    principal = Principal(user=request.user)
+    form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]))
     if request.method == "POST" and form.is_valid():
         try:
-            agent = agent_deploy(principal=Principal(user=request.user),
-                                 request=DeployRequest(**form.request_values()))
+            agent = agent_deploy(principal=principal, request=DeployRequest(**form.request_values()))
         except ValidationFailed as exc:
             form.add_service_errors(exc)
         except FleetError as exc:

@@ -35,7 +35,8 @@ def test_the_list_and_the_add_form_render(app_label, model_name, rf):
         assert client.get(reverse(f"admin:{app_label}_{model_name}_add")).status_code == 200
 
 
-OWN_PACKAGES = {"accounts", "agents", "alerts", "channels", "console", "fleet", "integrations", "sandbox", "workspaces"}
+OWN_PACKAGES = {"accounts", "agents", "alerts", "channels", "console", "fleet", "integrations", "llm", "sandbox",
+                "workspaces"}
 OWN = sorted((m._meta.app_label, m._meta.model_name) for m, a in admin.site._registry.items()
              if type(a).__module__.partition(".")[0] in OWN_PACKAGES)
 
