@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +53,8 @@ def _world(port: int):
 def _rotate(key, secret: str, slots: int) -> tuple[float, int]:
     """Seconds from the rotation's commit to every agent applied, running the queued tasks on
     `slots` threads; and how many were applied."""
+    from django.db import connections
+
     from agents.llm_model import services
     from agents.models import AgentModel
     from llm.services import key_update
@@ -64,7 +67,9 @@ def _rotate(key, secret: str, slots: int) -> tuple[float, int]:
         key_update(key=key, api_key=secret)  # commits: the signal queues every agent using the key
         with ThreadPoolExecutor(max_workers=slots) as pool:
             list(pool.map(lambda agent_id: services.model_apply(agent_id=agent_id), queued))
-        elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            every_thread = threading.Barrier(slots)  # one call per thread: each closes its own connection
+            list(pool.map(lambda _: (every_thread.wait(), connections.close_all()), range(slots)))
     finally:
         services.model_apply_enqueue = original
     return elapsed, AgentModel.objects.filter(key=key, applied_at__isnull=False).count()
