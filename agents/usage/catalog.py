@@ -60,6 +60,14 @@ CATALOG: tuple[CatalogRate, ...] = (
     _rate("gemini-2.5-pro", "google", "2025-06-17", "1.25", "10.00"),
     _rate("gemini-2.5-flash", "google", "2025-06-17", "0.30", "2.50"),
     _rate("gemini-2.5-flash-lite", "google", "2025-07-22", "0.10", "0.40"),
+    # Mistral AI (La Plateforme list prices)
+    _rate("mistral-large-latest", "mistral", "2024-11-18", "2.00", "6.00"),
+    _rate("mistral-medium-latest", "mistral", "2025-05-07", "0.40", "2.00"),
+    _rate("mistral-small-latest", "mistral", "2025-03-17", "0.10", "0.30"),
+    _rate("codestral-latest", "mistral", "2025-01-13", "0.30", "0.90"),
+    # Groq (on-demand list prices)
+    _rate("llama-3.3-70b-versatile", "groq", "2024-12-06", "0.59", "0.79"),
+    _rate("llama-3.1-8b-instant", "groq", "2024-07-23", "0.05", "0.08"),
     # NVIDIA Nemotron (the nemoclaw profile's models; hosted-provider prices, see above)
     _rate("nvidia/nemotron-3-super-120b-a12b", "nvidia", "2025-12-15", "0.20", "0.80"),
     _rate("nvidia/llama-3.1-nemotron-ultra-253b-v1", "nvidia", "2025-04-07", "0.60", "1.80"),

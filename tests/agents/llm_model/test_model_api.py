@@ -4,6 +4,7 @@ error of the body at once, the key never shown, and a key in use kept from delet
 from __future__ import annotations
 
 import pytest
+from celery.signals import before_task_publish
 
 from agents.models import AgentModel
 from llm.models import ProviderKey
@@ -215,3 +216,27 @@ def test_a_deploy_by_a_workspace_key_uses_the_workspaces_key(tenancy):
         "model": {"keyId": str(workspace_key(tenancy).pk), "name": "gpt-4o"}}, format="json")
     assert response.status_code == 201, response.content
     assert AgentModel.objects.get(agent_id=response.json()["id"]).name == "gpt-4o"
+
+
+def test_a_rotation_queues_one_apply_per_serving_agent_with_ids_only(tenancy, django_capture_on_commit_callbacks):
+    key = user_key(tenancy.agent_owner)
+    serving, stopped = tenancy.agent(status="running"), tenancy.agent()
+    for agent in (serving, stopped):
+        AgentModel.objects.create(agent=agent, key=key, name="gpt-4o")
+    published = []
+
+    def record(sender=None, body=None, headers=None, **kwargs):
+        published.append((sender, repr(body) + repr(headers)))
+
+    before_task_publish.connect(record)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = tenancy.client("agent_owner").patch(f"/api/llm/keys/{key.pk}", {"apiKey": "sk-rotated-31f0a9"},
+                                                           format="json")
+    finally:
+        before_task_publish.disconnect(record)
+
+    assert response.status_code == 200
+    assert [sender for sender, _ in published] == ["agents.apply_model"]
+    assert str(serving.pk) in published[0][1]
+    assert "sk-rotated-31f0a9" not in published[0][1] and SECRET not in published[0][1]
