@@ -16,6 +16,7 @@ from django.core.validators import validate_email
 from rest_framework.exceptions import ValidationError
 
 from fleet.netsafety import UnsafeTarget, check_url
+from fleet.redaction import REDACTED, keeps_stored
 
 from .models import ChannelType
 
@@ -26,7 +27,6 @@ MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
 MAX_HEADER_VALUE = 1024
 MIN_SECRET_BYTES, MAX_SECRET_LENGTH = 16, 512
-REDACTED = "[REDACTED]"
 SECRET_PREFIX = "whsec_"
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and those the transport itself sets.
@@ -107,8 +107,8 @@ def _parse_webhook(raw: dict) -> ChannelSpec:
     if errors:
         raise ValidationError(errors)
     public = {"url": url, "headers": {name: REDACTED for name in headers}}
-    given = {name: value for name, value in headers.items() if value != REDACTED}
-    kept = frozenset(name for name, value in headers.items() if value == REDACTED)
+    given = {name: value for name, value in headers.items() if not keeps_stored(value)}
+    kept = frozenset(name for name, value in headers.items() if keeps_stored(value))
     return ChannelSpec(ChannelType.WEBHOOK, public, secret, keep_secret, given, kept)
 
 
@@ -168,7 +168,7 @@ def _webhook_secret(secret) -> tuple[str | None, bool, str | None]:
         return None, False, None
     if not isinstance(secret, str):
         return None, False, "Expected a string."
-    if secret == REDACTED:
+    if keeps_stored(secret):
         return None, True, None
     if len(secret) > MAX_SECRET_LENGTH:
         return None, False, f"Ensure the secret has no more than {MAX_SECRET_LENGTH} characters."

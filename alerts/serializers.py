@@ -5,7 +5,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .channel_config import MAX_CHANNELS, MAX_RECIPIENTS, MAX_SUBJECT_PREFIX, REDACTED, parse_channels
+from fleet.redaction import REDACTED
+
+from .channel_config import MAX_CHANNELS, MAX_RECIPIENTS, MAX_SUBJECT_PREFIX, parse_channels
 from .models import ChannelType
 from .patterns import MAX_PATTERN_LENGTH, pattern_error
 

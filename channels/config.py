@@ -14,10 +14,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 
 from fleet.errors import ValidationFailed
+from fleet.redaction import NOTHING_TO_KEEP, keeps_stored, shown
 
 from .definitions import ConfigField, Definition
 
-REDACTED = "[REDACTED]"
 MAX_TEXT = 2048
 MAX_LIST_ITEMS = 100
 MAX_LIST_ITEM = 256
@@ -33,7 +33,7 @@ class CheckedConfig:
 
 def redacted(public: dict, secrets: dict) -> dict:
     """What a read shows: the public fields, and "[REDACTED]" for every secret that is set."""
-    return {**public, **{key: REDACTED for key, value in secrets.items() if value not in (None, "")}}
+    return {**public, **{key: shown(value) for key, value in secrets.items() if shown(value)}}
 
 
 def config_check(definition: Definition, raw, *, stored: CheckedConfig | None = None,
@@ -55,9 +55,9 @@ def config_check(definition: Definition, raw, *, stored: CheckedConfig | None = 
         if value is None:
             values.pop(key, None)
             continue
-        if spec.secret and value == REDACTED:
+        if spec.secret and keeps_stored(value):
             if stored.secrets.get(key) in (None, ""):
-                errors[f"config.{key}"] = ["No stored value to keep: send the secret itself."]
+                errors[f"config.{key}"] = [NOTHING_TO_KEEP]
             else:
                 values[key] = stored.secrets[key]
             continue

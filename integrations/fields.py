@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from fleet import netsafety
 from fleet.errors import ValidationFailed
+from fleet.redaction import NOTHING_TO_KEEP, REDACTED, keeps_stored
 from fleet.values import env_value_allowed
 
-REDACTED = "[REDACTED]"
 MAX_VALUE_CHARS = 20_000
 
 
@@ -85,9 +85,9 @@ def config_validate(entry: dict, incoming, *, stored: SplitConfig | None = None,
             errors[f"config.{key}"] = ["Set by the OAuth authorization; it cannot be written."]
             continue
         target = secret if field["secret"] else plain
-        if field["secret"] and value == REDACTED:
+        if field["secret"] and keeps_stored(value):
             if key not in secret:
-                errors[f"config.{key}"] = ["No stored value to keep: send the secret itself."]
+                errors[f"config.{key}"] = [NOTHING_TO_KEEP]
             continue  # keep what is stored
         if value is None or value == "":
             target.pop(key, None)
@@ -111,11 +111,9 @@ def stored_config(integration) -> SplitConfig:
 
 def redacted(entry: dict, split: SplitConfig) -> dict:
     """The config as reads show it: non-secret values, each stored secret as [REDACTED]."""
-    shown = dict(split.plain)
-    for key in split.secret:
-        shown[key] = REDACTED
+    public = {**split.plain, **{key: REDACTED for key in split.secret}}
     order = [f["key"] for f in entry["configFields"]]
-    return {key: shown[key] for key in order if key in shown}
+    return {key: public[key] for key in order if key in public}
 
 
 def value_of(entry: dict, split: SplitConfig, key: str):

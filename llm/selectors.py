@@ -7,12 +7,12 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from fleet.errors import NotFound
+from fleet.redaction import shown
 
 from . import providers
 from .models import ProviderKey
 
 KEY_NOT_FOUND = "Model provider key not found."
-REDACTED = "[REDACTED]"
 
 
 def keys_of_user(*, user) -> QuerySet[ProviderKey]:
@@ -41,7 +41,7 @@ def key_record(key: ProviderKey) -> dict:
     """What a read shows: the key itself only as [REDACTED] (or "" when none is stored)."""
     return {
         "id": key.pk, "provider": key.provider, "label": key.label,
-        "apiKey": REDACTED if key.api_key else "", "baseUrl": key.base_url or None,
+        "apiKey": shown(key.api_key), "baseUrl": key.base_url or None,
         "workspaceId": key.workspace_id, "createdAt": key.created_at, "updatedAt": key.updated_at,
         "lastTestedAt": key.last_tested_at, "lastTestResult": key.last_test_result,
     }

@@ -10,11 +10,12 @@ from django.utils import timezone
 
 from fleet import netsafety
 from fleet.errors import Conflict, NotFound, ValidationFailed
+from fleet.redaction import NOTHING_TO_KEEP, keeps_stored
 from fleet.values import env_value_allowed
 
 from . import providers
 from .models import ProviderKey
-from .selectors import KEY_NOT_FOUND, REDACTED, agents_using_key, base_url_of, own_key
+from .selectors import KEY_NOT_FOUND, agents_using_key, base_url_of, own_key
 from .signals import key_changed
 
 logger = logging.getLogger(__name__)
@@ -54,8 +55,8 @@ def key_create(*, provider: str, label: str, api_key: str, base_url: str | None,
     entry = providers.provider(provider)
     if entry is None:
         raise ValidationFailed({"provider": f"Unknown model provider '{provider}'."})
-    if api_key == REDACTED:
-        raise ValidationFailed({"apiKey": "No key is stored yet; send the key itself."})
+    if keeps_stored(api_key):
+        raise ValidationFailed({"apiKey": NOTHING_TO_KEEP})
     api_key = _clean_api_key(api_key)
     if entry["keyRequired"] and not api_key:
         raise ValidationFailed({"apiKey": f"{entry['name']} needs a key."})
@@ -74,7 +75,7 @@ def key_update(*, key: ProviderKey, label: str | None = None, api_key: str | Non
     entry = providers.require(key.provider)
     if label is not None:
         key.label = label
-    if api_key is not None and api_key != REDACTED:
+    if api_key is not None and not keeps_stored(api_key):
         api_key = _clean_api_key(api_key)
         if entry["keyRequired"] and not api_key:
             raise ValidationFailed({"apiKey": f"{entry['name']} needs a key."})
@@ -157,9 +158,9 @@ def own_key_set(*, user, provider: str, api_key: str) -> ProviderKey:
     # Serialises two PUTs of one user: the second sees the first's row.
     type(user).objects.select_for_update().filter(pk=user.pk).first()
     key = own_key(user_id=user.pk, provider=provider)
-    if api_key == REDACTED:
+    if keeps_stored(api_key):
         if key is None or not key.api_key:
-            raise ValidationFailed({"key": "No key is stored yet; send the key itself."})
+            raise ValidationFailed({"key": NOTHING_TO_KEEP})
         return key
     api_key = _clean_api_key(api_key, field="key")
     if key is None:

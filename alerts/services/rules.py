@@ -8,6 +8,7 @@ from django.db import transaction
 
 from fleet import events
 from fleet.errors import ValidationFailed
+from fleet.redaction import NOTHING_TO_KEEP
 from fleet.services import model_update
 
 from ..channel_config import ChannelSpec
@@ -83,7 +84,7 @@ def _header_values_for(spec: ChannelSpec, existing: list[AlertChannel], position
         missing = sorted(name for name in spec.kept_headers if name not in stored)
         if missing:
             raise ValidationFailed(
-                {f"channels.{position}.headers.{name}": "No stored value to keep; send the value." for name in missing}
+                {f"channels.{position}.headers.{name}": NOTHING_TO_KEEP for name in missing}
             )
         values.update({name: stored[name] for name in spec.kept_headers})
     ordered = {name: values[name] for name in spec.config.get("headers", {})}
@@ -98,7 +99,7 @@ def _secret_for(spec: ChannelSpec, existing: list[AlertChannel], position: int):
     stored = next((c.secret for c in existing if c.config.get("url") == url and c.secret), None)
     if stored is None:
         raise ValidationFailed(
-            {f"channels.{position}.secret": "No stored secret to keep for this URL; send the secret."}
+            {f"channels.{position}.secret": f"{NOTHING_TO_KEEP} (None is stored for this URL.)"}
         )
     return stored
 
