@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field
 
 from agents.gateway import ChannelState
-from agents.models import Agent
+from agents.models import SERVING, Agent
 from fleet.errors import FleetError
 
 from .adapters import inbound_secret_field
@@ -21,7 +21,6 @@ logger = logging.getLogger(__name__)
 
 MESSAGES_DEFAULT, MESSAGES_MAX = 50, 200
 WEBHOOK_PATH = "/api/webhooks/{}"
-SERVING = ("running", "warning")
 
 TEXT = {
     RUNTIME_OPENCLAW: ("Runtime channels", ("Channels run by the agent's OpenClaw runtime; Fleet keeps their "

@@ -18,12 +18,12 @@ def apply_runtime_state(self, agent_id: str, include_mcp: bool = True) -> None:
     """Put the integrations' variables (and MCP servers) into the agent's runtime. Retries while
     the runtime is unreachable or says "not now"; an agent that no longer runs ends it."""
     from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
-    from agents.models import Agent
+    from agents.models import SERVING, Agent
 
     from .services import runtime_state_apply
 
     agent = Agent.objects.filter(pk=agent_id).first()
-    if agent is None or agent.status not in ("running", "warning"):
+    if agent is None or agent.status not in SERVING:
         return
     try:
         runtime_state_apply(agent=agent, include_mcp=include_mcp)

@@ -6,14 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agents.gateway import gateway_for
-from agents.models import Agent
+from agents.models import SERVING, Agent
 from fleet.errors import FleetError
 
 from .inference import inference_key
 from .models import ApprovalStatus, SandboxApproval, SandboxPolicy
 from .services import approvals_expire, policy_current
-
-SERVING = ("running", "warning")
 
 
 def approvals_pending(agent: Agent) -> list[SandboxApproval]:

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..events import agent_event
-from ..models import Agent, Budget, PausedReason, Status, WorkspaceAgent
+from ..models import SERVING, Agent, Budget, PausedReason, WorkspaceAgent
 from ..services.lifecycle import agent_stop
 from ..usage.money import micros_to_usd
 from .selectors import BudgetState, budget_states
@@ -32,7 +32,6 @@ from .tasks import pause_over_budget
 
 logger = logging.getLogger(__name__)
 
-PAUSABLE = (Status.RUNNING, Status.WARNING)
 
 
 @dataclass
@@ -110,7 +109,7 @@ def _soft_notify_due(due: list[BudgetState]) -> int:
 
 def _pause_claim(agent_id, *, only_unclaimed: bool = False) -> bool:
     """Write paused_reason on a pausable agent; True when this call changed the row."""
-    agents = Agent.objects.filter(pk=agent_id, status__in=PAUSABLE, is_external=False)
+    agents = Agent.objects.filter(pk=agent_id, status__in=SERVING, is_external=False)
     if only_unclaimed:
         agents = agents.filter(paused_reason__isnull=True)
     return bool(agents.update(paused_reason=PausedReason.BUDGET_EXCEEDED, updated_at=timezone.now()))
@@ -131,7 +130,7 @@ def budget_pause(*, agent_id, now: datetime | None = None, over: list[BudgetStat
         over = _over_cap(budget_states(now=now, agent_ids=[agent_id], at_least_soft=True, with_agent=True))
     if not over:
         # A limit raised (or a budget removed) since the claim: the agent keeps running.
-        Agent.objects.filter(pk=agent_id, status__in=PAUSABLE, paused_reason=PausedReason.BUDGET_EXCEEDED).update(
+        Agent.objects.filter(pk=agent_id, status__in=SERVING, paused_reason=PausedReason.BUDGET_EXCEEDED).update(
             paused_reason=None, updated_at=timezone.now()
         )
         return "skipped"
@@ -175,7 +174,7 @@ def budgets_sweep(*, now: datetime | None = None) -> SweepReport:
     over_cap: dict = defaultdict(list)
     for state in states:
         agent = state.budget.agent
-        if state.hard_reached and agent.status in PAUSABLE and not agent.is_external:
+        if state.hard_reached and agent.status in SERVING and not agent.is_external:
             over_cap[agent.pk].append(state)
     for agent_id, over in over_cap.items():
         try:

@@ -10,10 +10,9 @@ from fleet.models import Event
 
 from ..budgets.selectors import agent_budget_report
 from ..deploy_progress import deploy_steps
-from ..gateway.endpoint import SERVING
 from ..llm_model.services import model_record
-from ..models import Agent, Status
-from ..services.lifecycle import IN_FLIGHT, REDEPLOYABLE
+from ..models import IN_FLIGHT, SERVING, Agent, Status
+from ..services.lifecycle import REDEPLOYABLE
 
 TIMELINE_EVENTS = 25
 
@@ -42,7 +41,7 @@ def buttons_for(agent: Agent) -> list[Button]:
         shown.append(START)
     if agent.status != Status.STOPPED:
         shown.append(STOP)
-    if agent.status in (Status.RUNNING, Status.WARNING) and agent.container_id:
+    if agent.status in SERVING and agent.container_id:
         shown.append(RESTART)
     if agent.status in REDEPLOYABLE:
         shown.append(REDEPLOY)

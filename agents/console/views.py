@@ -27,18 +27,18 @@ from ..llm_model.services import agent_model_clear, model_record, model_set_from
 from ..logs.query import logs_query_from
 from ..logs.services import agent_logs_list
 from ..logs.sse import follow_response, log_line_data
-from ..models import Agent, TerminalVia
+from ..models import IN_FLIGHT, SERVING, Agent, TerminalVia
 from ..proxy.sessions import gateway_session_create
 from ..selectors import agent_workspace_ids
 from ..services.deploy import agent_deploy
-from ..services.lifecycle import IN_FLIGHT, agent_redeploy, agent_restart, agent_start, agent_stop
+from ..services.lifecycle import agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
 from ..services.selection import DeployRequest
 from ..terminal.access import terminal_agent
 from ..terminal.serializers import TerminalTicketOut
 from ..terminal.tickets import terminal_ticket_issue
 from .forms import AgentModelForm, DeployForm, ResourcesForm, model_value
-from .page import BUTTONS, SERVING
+from .page import BUTTONS
 
 SERVICES = {"start": agent_start, "stop": agent_stop, "restart": agent_restart, "redeploy": agent_redeploy}
 DONE = {"start": "started", "stop": "stopped", "restart": "restarted", "redeploy": "queued for redeployment"}

@@ -17,12 +17,12 @@ from django.conf import settings
 
 from fleet import netsafety
 
-from ..models import Agent, Status
+from ..models import SERVING, Agent, Status
 from ..tokens import weak_token_reason
 from .errors import AgentNotRunning, GatewayUnreachable, GatewayUnsupported
 from .families import Family, family_of
 
-SERVING = (Status.RUNNING, Status.WARNING)
+# `allow_starting`: a deploy whose workload is being started answers too.
 STARTING = (Status.DEPLOYING,)
 
 

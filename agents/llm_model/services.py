@@ -18,7 +18,7 @@ from fleet.errors import FleetError
 from llm.models import ProviderKey
 from llm.selectors import is_default_key
 
-from ..models import Agent, AgentModel, SandboxProfile, Status
+from ..models import SERVING, Agent, AgentModel, SandboxProfile
 from ..selectors import agent_workspace_ids
 from .choice import KeyNotUsable, ModelChoice, agent_choice, choice_parse, default_choice, has_own_model
 from .runtime import ModelUnsupported, model_unsupported_reason, runtime_model_apply
@@ -26,7 +26,6 @@ from .tasks import apply_model
 
 logger = logging.getLogger(__name__)
 
-SERVING = (Status.RUNNING, Status.WARNING)
 RUNTIME_UP_EVENTS = ("agent.running", "agent.started", "agent.restarted")
 MAX_ERROR_CHARS = 500
 

@@ -1,6 +1,6 @@
 """Agents' models. Sub-modules add their models here so `agents.models.X` keeps working."""
 
-from .agent import Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
+from .agent import IN_FLIGHT, SERVING, Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
 from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
 from .engine import EngineHealth, EngineState
@@ -12,6 +12,8 @@ from .terminal import TerminalEnd, TerminalSession, TerminalVia
 from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
 
 __all__ = [
+    "IN_FLIGHT",
+    "SERVING",
     "Agent",
     "AgentModel",
     "AgentSpendDay",

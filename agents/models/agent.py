@@ -19,6 +19,13 @@ class Status(models.TextChoices):
     STOPPED = "stopped"
 
 
+# The statuses in which the runtime serves (its gateway answers): monitored, sampled, pulled,
+# paused by budgets, talked to. One name for one rule.
+SERVING = (Status.RUNNING, Status.WARNING)
+# A deploy in flight: the workload may not exist yet (`deploying`: being created or starting).
+IN_FLIGHT = (Status.QUEUED, Status.DEPLOYING)
+
+
 class RuntimeFamily(models.TextChoices):
     OPENCLAW = "openclaw"
     HERMES = "hermes"

@@ -19,7 +19,7 @@ from fleet.errors import FleetError
 
 from ..events import agent_event
 from ..gateway import GatewayAuthRefused, Handshake, gateway_for
-from ..models import Agent, Status
+from ..models import SERVING, Agent, Status
 from .transitions import status_swap
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def agent_first_handshake(*, agent_id) -> bool:
     """The adoption's handshake (agents.handshake.first). True when nothing is left to do (recorded
     before or now, refused, the agent gone or no longer running); False to try again later."""
     agent = Agent.objects.filter(pk=agent_id).first()
-    if agent is None or agent.last_handshake_at is not None or agent.status not in (Status.RUNNING, Status.WARNING):
+    if agent is None or agent.last_handshake_at is not None or agent.status not in SERVING:
         return True
     agent_handshake(agent=agent)
     return agent.last_handshake_at is not None or agent.status == Status.ERROR

@@ -26,7 +26,7 @@ from fleet.errors import (
 from ..backends.base import BackendError
 from ..events import agent_event
 from ..gateway import GatewayUnsupported, gateway_for
-from ..models import Agent, Status
+from ..models import IN_FLIGHT, SERVING, Agent, Status
 from ..proxy.hosts import proxy_origin
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue, publishes_after_commit
@@ -36,7 +36,6 @@ from .transitions import node_record, status_swap
 logger = logging.getLogger(__name__)
 
 REDEPLOYABLE = (Status.WARNING, Status.ERROR, Status.STOPPED)
-IN_FLIGHT = (Status.QUEUED, Status.DEPLOYING)
 
 
 def agent_lock(agent_id) -> Agent:
@@ -77,7 +76,7 @@ def _abort_runs(agent: Agent) -> None:
     """Abort the runtime's active runs first: an OpenClaw busy with a run ignores TERM and drains
     for up to five minutes. The engine's kill timeout stays the backstop, so any failure here
     (a runtime that cannot abort, does not answer, or is not serving) only gets logged."""
-    if agent.status not in (Status.RUNNING, Status.WARNING):
+    if agent.status not in SERVING:
         return
     try:
         aborted = gateway_for(agent).abort_runs()
@@ -188,7 +187,7 @@ def _remove_leftover_state(agent: Agent) -> None:
 def agent_reconcile(*, agent: Agent) -> Agent:
     """GET /agents/:id: a running/warning agent whose workload is gone or stopped becomes
     `stopped` before the answer. An unreachable engine leaves the stored state as it is."""
-    if agent.is_external or not agent.container_id or agent.status not in (Status.RUNNING, Status.WARNING):
+    if agent.is_external or not agent.container_id or agent.status not in SERVING:
         return agent
     try:
         live = backend_of(agent).inspect(agent)

@@ -25,14 +25,13 @@ from django.db.models import F
 from ..backends.base import BackendError
 from ..events import agent_event
 from ..gateway import gateway_readiness
-from ..models import Agent, Status
+from ..models import SERVING, Agent, Status
 from .engine import backend_of
 from .handshake import agent_handshake
 from .transitions import node_record, status_swap
 
 logger = logging.getLogger(__name__)
 
-MONITORED = (Status.RUNNING, Status.WARNING)
 ENGINE_THREADS = 8
 FAILED_CHECKS_FOR_WARNING = 2  # one slow answer is not yet a warning
 
@@ -148,7 +147,7 @@ def _restarts_record(agent: Agent, restarts: Restarts | None) -> bool:
     if not stored.update(restart_count=restarts.count, oom_killed=restarts.oom_killed):
         return False  # a redeploy, or another sweep that recorded it first
     agent.restart_count, agent.oom_killed = restarts.count, restarts.oom_killed
-    if not new or agent.status not in MONITORED:  # stopped or in error: that change said why
+    if not new or agent.status not in SERVING:  # stopped or in error: that change said why
         return False
     reason = restarts.reason()
     if agent.status == Status.RUNNING:
@@ -161,7 +160,7 @@ def _restarts_record(agent: Agent, restarts: Restarts | None) -> bool:
 
 def agents_monitor() -> dict[str, int]:
     """One sweep; returns counts (checked, changed, unknown) for logs and tests."""
-    agents = list(Agent.objects.filter(status__in=MONITORED).exclude(container_id="", is_external=False))
+    agents = list(Agent.objects.filter(status__in=SERVING).exclude(container_id="", is_external=False))
     with ThreadPoolExecutor(max_workers=ENGINE_THREADS) as pool:
         verdicts = list(pool.map(_observe_safely, agents))
     changed = unknown = 0

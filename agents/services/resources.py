@@ -14,8 +14,8 @@ from fleet.errors import InvalidState, ValidationFailed
 
 from ..backends import registry
 from ..events import agent_event
-from ..models import Agent, Status
-from .lifecycle import IN_FLIGHT, agent_lock, agent_redeploy, agent_stop
+from ..models import IN_FLIGHT, Agent, Status
+from .lifecycle import agent_lock, agent_redeploy, agent_stop
 from .selection import DeployRequest, deploy_plan_resolve
 
 RESOURCE_FIELDS = ("vcpu", "ram_mb", "disk_gb", "sandbox_profile")

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Agent, StatsSample, Status
+from agents.models import SERVING, Agent, StatsSample
 from agents.services.engine import backend_of
 
 from . import coordination
@@ -21,7 +21,6 @@ logger = logging.getLogger(__name__)
 
 TICK_LOCK = "stats-sampler-tick"
 SKIPPED_TICKS = "stats-sampler-skipped-ticks"
-SAMPLED_STATUSES = (Status.RUNNING, Status.WARNING)
 # What a backend reads to find a workload. Loading only these keeps a 1,000-agent tick cheap
 # (no decryption of gateway tokens); a backend that reads another field still gets it, with
 # one query of its own.
@@ -82,7 +81,7 @@ def stats_sample_tick(
         started = time.monotonic()
         recorded_at = now or timezone.now()
         agents = list(
-            Agent.objects.filter(status__in=SAMPLED_STATUSES, is_external=False)
+            Agent.objects.filter(status__in=SERVING, is_external=False)
             .exclude(container_id="")
             .only(*PLACEMENT_FIELDS)
         )

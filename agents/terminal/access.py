@@ -13,9 +13,8 @@ from fleet.errors import Conflict, NoContainerToInspect, SessionRequired
 from workspaces.roles import Role
 
 from ..backends.base import BackendError, WorkloadTerminal
-from ..gateway.endpoint import SERVING
 from ..gateway.errors import AgentNotRunning
-from ..models import Agent
+from ..models import SERVING, Agent
 from ..selectors import agent_access
 from ..services.engine import backend_of, engine_error
 

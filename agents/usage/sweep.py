@@ -18,12 +18,11 @@ from django.utils import timezone
 from fleet.errors import FleetError
 
 from ..gateway import OpenClawGateway, RuntimeGateway, Usage, gateway_for
-from ..models import Agent, Status
+from ..models import SERVING, Agent
 from .pull import pull_since, usage_pull_record
 
 logger = logging.getLogger(__name__)
 
-PULLED_STATUSES = (Status.RUNNING, Status.WARNING)
 PULL_THREADS = 4  # the gateway calls wait on the network, but every runtime they reach shares a host
 
 
@@ -65,7 +64,7 @@ def usage_pull_sweep(*, now: datetime | None = None) -> SweepReport:
     since = pull_since(now)
     report = SweepReport()
     ready: list[tuple[Agent, RuntimeGateway]] = []
-    for agent in Agent.objects.filter(status__in=PULLED_STATUSES).order_by("pk"):
+    for agent in Agent.objects.filter(status__in=SERVING).order_by("pk"):
         report.agents += 1
         try:
             ready.append((agent, _gateway(agent)))

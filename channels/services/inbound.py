@@ -20,7 +20,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
-from agents.models import Agent, Status
+from agents.models import IN_FLIGHT, SERVING, Agent
 from fleet.errors import FleetError, ValidationFailed
 
 from ..adapters import Handshake, Ignored, Inbound, adapter_for, inbound_secret_field, inbound_secret_generator
@@ -33,8 +33,6 @@ from .legacy import legacy_channel_send
 
 logger = logging.getLogger(__name__)
 
-STARTING = (Status.QUEUED, Status.DEPLOYING)
-RUNNING = (Status.RUNNING, Status.WARNING)
 SWEEP_BATCH = 500  # per sweep; the next tick takes the rest
 MAX_CONTENT = 32 * 1024
 
@@ -132,7 +130,7 @@ def inbound_forward(*, message_id) -> str:
     except (AgentNotRunning, GatewayUnreachable) as exc:
         mine.update(state=MessageState.PENDING, claimed_at=None, error=exc.message[:500])
         agent.refresh_from_db(fields=["status"])
-        return "retry" if agent.status in STARTING or isinstance(exc, GatewayUnreachable) else "waiting"
+        return "retry" if agent.status in IN_FLIGHT or isinstance(exc, GatewayUnreachable) else "waiting"
     except (GatewayError, FleetError) as exc:
         mine.update(state=MessageState.FAILED, error=exc.message[:500])
         logger.warning("Forwarding message %s of channel %s failed: %s", message.pk, channel.pk, exc.message)
@@ -162,7 +160,7 @@ def stale_inbound_requeue() -> int:
     stale = now - claim_expiry()
     rows = ChannelMessage.objects.filter(direction=Direction.INBOUND).filter(
         (Q(state=MessageState.FORWARDING) & (Q(claimed_at__lt=stale) | Q(claimed_at__isnull=True)))
-        | Q(state=MessageState.PENDING, created_at__lt=stale, channel__agent__status__in=RUNNING),
+        | Q(state=MessageState.PENDING, created_at__lt=stale, channel__agent__status__in=SERVING),
     )
     ids = [str(pk) for pk in rows.values_list("pk", flat=True)[:SWEEP_BATCH]]
     for message_id in ids:

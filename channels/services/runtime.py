@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.gateway import GatewayError, RuntimeGateway
-from agents.models import Agent
+from agents.models import SERVING, Agent
 from fleet.errors import InvalidRequest
 
 from ..config import config_check
@@ -139,7 +139,7 @@ def runtime_channel_save(*, agent: Agent, type_: str, config=None, enabled: bool
             plugin_path(definition)  # refuse a channel the runtime cannot load, before storing it
         channel.applied_at = None
         channel.save()
-    if agent.status not in ("running", "warning"):
+    if agent.status not in SERVING:
         return SaveResult(channel, "pending")
     restart = runtime_channels_push(agent=agent, channels=[channel])
     channel.refresh_from_db()

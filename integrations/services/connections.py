@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 
 from agents.events import agent_event
 from agents.gateway import family_of
-from agents.models import Agent
+from agents.models import SERVING, Agent
 from fleet.errors import NotFound, ValidationFailed
 
 from .. import catalog
@@ -95,5 +95,5 @@ def integration_remove(*, integration: Integration) -> None:
     deleted, _ = Integration.objects.filter(pk=integration.pk).delete()
     if not deleted:
         raise NotFound("Integration not found.")
-    if agent.status in ("running", "warning"):
+    if agent.status in SERVING:
         apply_runtime_state.delay_on_commit(str(agent.pk), False)

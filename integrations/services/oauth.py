@@ -30,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.events import agent_event
-from agents.models import Agent
+from agents.models import SERVING, Agent
 from agents.selectors import agent_access
 from fleet import netsafety
 from fleet.api.principal import Principal
@@ -228,7 +228,7 @@ def oauth_refresh(*, integration_id) -> Integration | None:
         locked.secrets = json.dumps(secret, sort_keys=True)
         locked.token_expires_at = _expiry(entry, tokens)
         locked.save(update_fields=["secrets", "token_expires_at", "updated_at"])
-        if locked.agent.status in ("running", "warning"):
+        if locked.agent.status in SERVING:
             apply_runtime_state.delay_on_commit(str(locked.agent_id), False)  # the new access token
     return locked
 

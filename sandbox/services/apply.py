@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable, gateway_for
 from agents.llm_model.choice import has_own_model
-from agents.models import Agent, SandboxProfile
+from agents.models import SERVING, Agent, SandboxProfile
 from fleet.errors import FleetError
 
 from ..inference import inference_key, model_config_patch
@@ -82,7 +82,7 @@ def policy_apply_enqueue(agent: Agent) -> None:
 def policy_apply_now(agent: Agent) -> SandboxPolicy:
     """For a POST: apply at once to a serving agent; when the runtime cannot take it now, the
     background task keeps trying. Answers the current version, applied or not."""
-    if agent.status in ("running", "warning"):
+    if agent.status in SERVING:
         try:
             applied = policy_apply(agent_id=agent.pk)
             if applied is not None:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from django.db import DatabaseError
 from django.db.models import QuerySet
 
-from ...models import Agent, RuntimeFamily
+from ...models import SERVING, Agent, RuntimeFamily
 from .. import gateway_for
-from ..endpoint import SERVING
 from ..errors import AgentNotRunning, GatewayUnsupported
 from ..hooks import ListenerHook, listener_hooks
 from ..openclaw import OpenClawGateway
