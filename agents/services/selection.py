@@ -26,7 +26,6 @@ NAME_MAX_LENGTH = 100
 MIN_VCPU = 0.25
 MIN_RAM_MB = 512
 MIN_DISK_GB = 1
-FALLBACK_VCPU, FALLBACK_RAM_MB, FALLBACK_DISK_GB = 1.0, 1024, 10
 DEPLOYABLE_TARGETS = (DeployTarget.DOCKER, DeployTarget.K8S, DeployTarget.REMOTE_DOCKER, DeployTarget.PROXMOX)
 
 
@@ -143,9 +142,8 @@ def _clamp(value: float, low: float, high: float) -> float:
 
 
 def _resources(request: DeployRequest) -> tuple[float, int, int]:
-    vcpu = float(getattr(settings, "DEFAULT_VCPU", None) or FALLBACK_VCPU)
-    ram_mb = int(getattr(settings, "DEFAULT_RAM_MB", None) or FALLBACK_RAM_MB)
-    disk_gb = int(getattr(settings, "DEFAULT_DISK_GB", None) or FALLBACK_DISK_GB)
+    # The defaults live in fleet/settings.py only (DEFAULT_VCPU, DEFAULT_RAM_MB, DEFAULT_DISK_GB).
+    vcpu, ram_mb, disk_gb = float(settings.DEFAULT_VCPU), int(settings.DEFAULT_RAM_MB), int(settings.DEFAULT_DISK_GB)
     if settings.PLATFORM_MODE == "paas":
         return vcpu, ram_mb, disk_gb  # paas: the platform decides; plans limit agent counts only
     for field in ("vcpu", "ram_mb", "disk_gb"):
