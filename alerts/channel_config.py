@@ -6,8 +6,6 @@ field exactly: {"channels.0.url": [...]}.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass, field
 
@@ -17,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 
 from fleet.netsafety import UnsafeTarget, check_url
 from fleet.redaction import REDACTED, keeps_stored
+from fleet.webhook_signing import signing_key
 
 from .models import ChannelType
 
@@ -27,7 +26,6 @@ MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
 MAX_HEADER_VALUE = 1024
 MIN_SECRET_BYTES, MAX_SECRET_LENGTH = 16, 512
-SECRET_PREFIX = "whsec_"
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and those the transport itself sets.
 FORBIDDEN_HEADERS = frozenset(
@@ -179,16 +177,6 @@ def _webhook_secret(secret) -> tuple[str | None, bool, str | None]:
     if len(key) < MIN_SECRET_BYTES:
         return None, False, f"The secret must hold at least {MIN_SECRET_BYTES} bytes of key material."
     return secret, False, None
-
-
-def signing_key(secret: str) -> bytes:
-    """The HMAC key of a secret: "whsec_<base64>" is decoded, anything else used as UTF-8 bytes."""
-    if not secret.startswith(SECRET_PREFIX):
-        return secret.encode("utf-8")
-    try:
-        return base64.b64decode(secret[len(SECRET_PREFIX):], validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("A secret starting with 'whsec_' must continue in base64.") from None
 
 
 def _parse_email(raw: dict) -> ChannelSpec:

@@ -1,22 +1,12 @@
 """Standard Webhooks signatures (https://www.standardwebhooks.com/).
 
 The signed content is "<webhook-id>.<webhook-timestamp>.<body>"; the signature header is
-"v1,<base64 HMAC-SHA256>". The key comes from the channel secret (see channel_config.signing_key).
+"v1,<base64 HMAC-SHA256>" (fleet.webhook_signing, shared with the webhook channel).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-
-from .channel_config import signing_key
-
-
-def webhook_signature(*, secret: str, message_id: str, timestamp: int, body: bytes) -> str:
-    signed = f"{message_id}.{timestamp}.".encode() + body
-    digest = hmac.new(signing_key(secret), signed, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(digest).decode()
+from fleet.webhook_signing import signature as webhook_signature
 
 
 def signature_headers(*, secret: str | None, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:

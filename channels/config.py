@@ -15,6 +15,7 @@ from django.core.validators import validate_email
 
 from fleet.errors import ValidationFailed
 from fleet.redaction import NOTHING_TO_KEEP, keeps_stored, shown
+from fleet.webhook_signing import SECRET_PREFIX, signing_key
 
 from .definitions import ConfigField, Definition
 
@@ -96,6 +97,8 @@ def _coerce(spec: ConfigField, value):
         value = value.strip()
         if len(value) > MAX_TEXT:
             raise ValueError(f"Ensure this value has at most {MAX_TEXT} characters.")
+        if kind == "password" and value.startswith(SECRET_PREFIX):
+            signing_key(value)  # a Standard Webhooks secret that does not decode is refused here
         if kind == "url" and value:
             parts = urlsplit(value)
             if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -4,42 +4,21 @@ verified by the same scheme."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
-import secrets as random_secrets
 import time
 import uuid
 
 import requests
 
 from fleet.netsafety import UnsafeTarget, safe_session
+from fleet.webhook_signing import new_secret, signature, signature_matches
 
 from .base import Ignored, Inbound, SendResult, SignatureRefused, describe, header, timeout
 
+__all__ = ["new_secret", "parse", "send", "signature", "verify"]  # new_secret: the adapter's secret maker
+
 MAX_AGE_SECONDS = 300
-SECRET_PREFIX = "whsec_"
 INBOUND_SECRET = "secret"  # the config field that verifies inbound requests (and signs replies)
-
-
-def new_secret() -> str:
-    """A Standard Webhooks secret: whsec_ and 32 random bytes in base64."""
-    return SECRET_PREFIX + base64.b64encode(random_secrets.token_bytes(32)).decode()
-
-
-def _key(secret: str) -> bytes:
-    if secret.startswith(SECRET_PREFIX):
-        try:
-            return base64.b64decode(secret[len(SECRET_PREFIX):])
-        except ValueError:
-            pass
-    return secret.encode()
-
-
-def signature(secret: str, message_id: str, timestamp: str, body: bytes) -> str:
-    signed = f"{message_id}.{timestamp}.".encode() + body
-    return "v1," + base64.b64encode(hmac.new(_key(secret), signed, hashlib.sha256).digest()).decode()
 
 
 def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
@@ -47,7 +26,11 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
     message_id, timestamp = f"msg_{uuid.uuid4().hex}", str(int(time.time()))
     headers = {"Content-Type": "application/json", "webhook-id": message_id, "webhook-timestamp": timestamp}
     if secrets.get("secret"):
-        headers["webhook-signature"] = signature(secrets["secret"], message_id, timestamp, body)
+        try:
+            headers["webhook-signature"] = signature(secret=secrets["secret"], message_id=message_id,
+                                                     timestamp=timestamp, body=body)
+        except ValueError as exc:  # stored before secrets were checked: refused, never signed otherwise
+            return SendResult.failure(str(exc))
     try:
         with safe_session() as session:
             response = session.post(config.get("url") or "", data=body, headers=headers, timeout=timeout())
@@ -65,13 +48,12 @@ def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
     if not secret:  # never unsigned (the service answers 409 inbound_secret_missing first)
         raise SignatureRefused("The channel has no secret to verify the request with.")
     message_id, timestamp = header(headers, "webhook-id"), header(headers, "webhook-timestamp")
-    given = header(headers, "webhook-signature").split()
     try:
         fresh = abs(time.time() - int(timestamp)) <= MAX_AGE_SECONDS
     except ValueError:
         fresh = False
-    expected = signature(secret, message_id, timestamp, body) if message_id and fresh else None
-    if not expected or not any(hmac.compare_digest(expected.encode(), g.encode()) for g in given):
+    if not (message_id and fresh and signature_matches(secret=secret, message_id=message_id, timestamp=timestamp,
+                                                        body=body, header=header(headers, "webhook-signature"))):
         raise SignatureRefused("The webhook signature is missing, stale or does not match the channel's secret.")
 
 

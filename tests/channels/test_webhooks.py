@@ -11,6 +11,7 @@ import pytest
 from channels.adapters import slack, webhook
 from channels.models import ChannelMessage, Direction
 from channels.services import legacy_channel_create, legacy_channel_update
+from fleet.errors import ValidationFailed
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -169,9 +170,17 @@ def test_generic_webhooks_are_verified_by_standard_webhooks(hermes_agent, hook_u
     body = json.dumps({"text": "ping", "sender": "alice"}).encode()
     timestamp = str(int(time.time()))
     signed = {"HTTP_WEBHOOK_ID": "msg_1", "HTTP_WEBHOOK_TIMESTAMP": timestamp,
-              "HTTP_WEBHOOK_SIGNATURE": webhook.signature(HOOK_SECRET, "msg_1", timestamp, body)}
+              "HTTP_WEBHOOK_SIGNATURE": webhook.signature(secret=HOOK_SECRET, message_id="msg_1", timestamp=timestamp,
+                                                          body=body)}
 
     assert _post(channel.pk, body, **{**signed, "HTTP_WEBHOOK_SIGNATURE": "v1,AAAA"}).status_code == 401
     assert _post(channel.pk, body, **signed).status_code == 202
     (message,) = ChannelMessage.objects.all()
     assert (message.content, message.sender, message.provider_update_id) == ("ping", "alice", "msg_1")
+
+
+def test_a_whsec_secret_that_does_not_decode_is_refused_when_saved(hermes_agent, hook_url):
+    # Alerts refuse it too (fleet.webhook_signing): one secret never signs two ways.
+    with pytest.raises(ValidationFailed) as refused:
+        legacy_channel_create(agent=hermes_agent, type_="webhook", config={"url": hook_url, "secret": "whsec_***"})
+    assert "base64" in str(refused.value.fields)

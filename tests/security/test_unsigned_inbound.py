@@ -73,7 +73,8 @@ def test_a_webhook_channel_gets_a_standard_webhooks_secret(tenancy, hermes_agent
     body = json.dumps({"text": "hello", "sender": "mallory"}).encode()
     timestamp = str(int(time.time()))
     signed = {"HTTP_WEBHOOK_ID": "msg_1", "HTTP_WEBHOOK_TIMESTAMP": timestamp,
-              "HTTP_WEBHOOK_SIGNATURE": webhook.signature(secret, "msg_1", timestamp, body)}
+              "HTTP_WEBHOOK_SIGNATURE": webhook.signature(secret=secret, message_id="msg_1", timestamp=timestamp,
+                                                          body=body)}
 
     assert secret.startswith("whsec_")
     assert _inbound(record["inboundUrl"], body).status_code == 401
