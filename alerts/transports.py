@@ -1,38 +1,23 @@
-"""One transport per channel type. A send never raises: it returns a SendResult saying whether it
-worked and, when it did not, whether trying again could help (healthchecks' transports, in spirit).
+"""One transport per channel type. A send never raises: it returns a fleet.sending.SendResult
+saying whether it worked and, when it did not, whether trying again could help.
 """
 
 from __future__ import annotations
 
-import smtplib
-from dataclasses import dataclass
-
 import requests
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from fleet.netsafety import UnsafeTarget, safe_session
+from fleet.sending import SendResult, describe, send_mail_message
 
 from .signing import signature_headers
 
-MAX_ERROR_LENGTH = 500
 MAX_SUBJECT_MESSAGE = 120
 USER_AGENT = "Fleet-Alerts/1.0"
 RETRYABLE_CLIENT_ERRORS = frozenset({408, 429})
-
-
-@dataclass(frozen=True)
-class SendResult:
-    succeeded: bool
-    permanent: bool = False  # a failure no retry can fix
-    status_code: int | None = None
-    error: str = ""
-
-    @classmethod
-    def failure(cls, error: str, *, permanent: bool = False, status_code: int | None = None) -> SendResult:
-        return cls(False, permanent, status_code, error[:MAX_ERROR_LENGTH])
 
 
 def send_webhook(*, url: str, headers: dict, secret: str | None, message_id: str, body: bytes) -> SendResult:
@@ -50,7 +35,7 @@ def send_webhook(*, url: str, headers: dict, secret: str | None, message_id: str
     except UnsafeTarget as exc:
         return SendResult.failure(f"Refused unsafe target: {exc}", permanent=True)
     except requests.RequestException as exc:
-        return SendResult.failure(f"Request failed: {_describe(exc)}")
+        return SendResult.failure(f"Request failed: {describe(exc)}")
     return _classify(response)
 
 
@@ -63,11 +48,6 @@ def _classify(response) -> SendResult:
     return SendResult.failure(error, permanent=permanent, status_code=code)
 
 
-def _describe(exc: Exception) -> str:
-    kind = type(exc).__name__
-    return f"{kind}: {exc}" if str(exc) else kind
-
-
 def send_email(*, to: list[str], subject_prefix: str | None, payload: dict) -> SendResult:
     context = {"alert": payload}
     message = EmailMultiAlternatives(
@@ -75,22 +55,9 @@ def send_email(*, to: list[str], subject_prefix: str | None, payload: dict) -> S
         body=render_to_string("alerts/email/alert.txt", context),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=list(to),
-        # Sent inline by the emitter: never wait on a mail server for ever.
-        connection=get_connection(
-            timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS
-        ),
     )
     message.attach_alternative(render_to_string("alerts/email/alert.html", context), "text/html")
-    try:
-        message.send(fail_silently=False)
-    except smtplib.SMTPResponseException as exc:
-        reply = exc.smtp_error.decode(errors="replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
-        return SendResult.failure(f"SMTP {exc.smtp_code} {reply}", permanent=500 <= exc.smtp_code < 600)
-    except smtplib.SMTPRecipientsRefused as exc:
-        return SendResult.failure(f"SMTP recipients refused: {', '.join(exc.recipients)}", permanent=True)
-    except (smtplib.SMTPException, OSError) as exc:
-        return SendResult.failure(f"SMTP failed: {_describe(exc)}")
-    return SendResult(True)
+    return send_mail_message(message)
 
 
 def email_subject(payload: dict, prefix: str | None) -> str:

@@ -1,6 +1,6 @@
 """What every legacy adapter offers: send a text, check an inbound request's signature, parse it.
 
-A send never raises: it answers a SendResult (healthchecks' transports, in spirit). Errors
+A send never raises: it answers a fleet.sending.SendResult, as alerts' transports do. Errors
 carry no secret: a bot token that sits in a URL is scrubbed from every message.
 """
 
@@ -13,28 +13,14 @@ import requests
 from django.conf import settings
 
 from fleet.errors import Unauthenticated
+from fleet.sending import SendResult, describe  # noqa: F401 - the adapters' result, re-exported
 
-MAX_ERROR = 500
 USER_AGENT = "Fleet-Channels/1.0"
 
 
 class SignatureRefused(Unauthenticated):
     code = "invalid_signature"
     default_message = "The request's signature does not match the channel's secret."
-
-
-@dataclass(frozen=True)
-class SendResult:
-    success: bool
-    error: str = ""
-    detail: dict = field(default_factory=dict)  # provider ids of what was sent (message id...)
-
-    @classmethod
-    def failure(cls, error: str, secrets=()) -> SendResult:
-        for secret in secrets:
-            if secret:
-                error = error.replace(str(secret), "[REDACTED]")
-        return cls(False, error[:MAX_ERROR])
 
 
 @dataclass(frozen=True)
@@ -82,5 +68,3 @@ def timeout() -> float:
     return settings.OUTBOUND_TIMEOUT_SECONDS
 
 
-def describe(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

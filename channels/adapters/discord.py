@@ -19,8 +19,8 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
                                     headers={"Authorization": f"Bot {token}"})
         body = response.json() if response.content else {}
     except (requests.RequestException, ValueError) as exc:
-        return SendResult.failure(f"Discord request failed: {describe(exc)}", [token])
+        return SendResult.failure(f"Discord request failed: {describe(exc)}", secrets=[token])
     if not 200 <= response.status_code < 300:
         message = body.get("message") if isinstance(body, dict) else None
-        return SendResult.failure(f"Discord answered {response.status_code}: {message or 'error'}", [token])
+        return SendResult.failure(f"Discord answered {response.status_code}: {message or 'error'}", secrets=[token])
     return SendResult(True, detail={"id": body.get("id") if isinstance(body, dict) else None})

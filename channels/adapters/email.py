@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import smtplib
-
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection
+from django.core.mail import EmailMessage
 
-from .base import SendResult, describe
+from fleet.sending import SendResult, send_mail_message
 
 SUBJECT_WORDS = 8
 
@@ -23,13 +21,5 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
         return SendResult.failure("No recipients.")
     first_line = " ".join(text.split()[:SUBJECT_WORDS])
     subject = " ".join(f"{config.get('subjectPrefix') or ''} {first_line}".split())[:200]
-    message = EmailMessage(
-        subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients_,
-        connection=get_connection(
-            timeout=getattr(settings, "EMAIL_TIMEOUT", None) or settings.OUTBOUND_TIMEOUT_SECONDS),
-    )
-    try:
-        message.send(fail_silently=False)
-    except (smtplib.SMTPException, OSError) as exc:
-        return SendResult.failure(f"SMTP failed: {describe(exc)}")
-    return SendResult(True)
+    return send_mail_message(EmailMessage(subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL,
+                                          to=recipients_))

@@ -40,9 +40,10 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
                                     headers={"Authorization": f"Bearer {token}"})
         body = response.json() if response.content else {}
     except (requests.RequestException, ValueError) as exc:
-        return SendResult.failure(f"Slack request failed: {describe(exc)}", [token])
+        return SendResult.failure(f"Slack request failed: {describe(exc)}", secrets=[token])
     if response.status_code != 200 or not body.get("ok"):
-        return SendResult.failure(f"Slack answered {response.status_code}: {body.get('error') or 'error'}", [token])
+        return SendResult.failure(f"Slack answered {response.status_code}: {body.get('error') or 'error'}",
+                                  secrets=[token])
     return SendResult(True, detail={"ts": body.get("ts")})
 
 

@@ -28,10 +28,10 @@ def send(config: dict, secrets: dict, text: str, target: str) -> SendResult:
             response = session.post(url, json={"chat_id": target, "text": text}, timeout=timeout())
         body = response.json() if response.content else {}
     except (requests.RequestException, ValueError) as exc:
-        return SendResult.failure(f"Telegram request failed: {describe(exc)}", [token])
+        return SendResult.failure(f"Telegram request failed: {describe(exc)}", secrets=[token])
     if response.status_code != 200 or not body.get("ok"):
         return SendResult.failure(f"Telegram answered {response.status_code}: {body.get('description') or 'error'}",
-                                  [token])
+                                  secrets=[token])
     return SendResult(True, detail={"message_id": (body.get("result") or {}).get("message_id")})
 
 

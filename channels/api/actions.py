@@ -77,7 +77,7 @@ class ChannelTestApi(ApiView):
                             recipients_holder=f"user:{agent.owner_id}",
                             recipients=services.legacy_channel_test_recipients(channel=channel))
         result = services.legacy_channel_test(channel=channel)
-        body = {"success": result.success, **({"error": result.error} if not result.success else {})}
+        body = {"success": result.succeeded, **({"error": result.error} if not result.succeeded else {})}
         return Response(TestOut(body).data)
 
 

@@ -179,10 +179,10 @@ def reply_send(*, message_id) -> bool:
     result = legacy_channel_send(channel=message.channel, text=message.content, target=message.sender)
     metadata = {**message.metadata, **({"delivery": result.detail} if result.detail else {})}
     ChannelMessage.objects.filter(pk=message.pk).update(
-        state=MessageState.SENT if result.success else MessageState.FAILED, error=result.error, metadata=metadata)
-    if not result.success:
+        state=MessageState.SENT if result.succeeded else MessageState.FAILED, error=result.error, metadata=metadata)
+    if not result.succeeded:
         logger.warning("Reply %s of channel %s was not delivered: %s", message.pk, message.channel_id, result.error)
-    return result.success
+    return result.succeeded
 
 
 def pending_inbound_requeue(*, agent: Agent) -> int:

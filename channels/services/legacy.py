@@ -114,7 +114,7 @@ def legacy_channel_test(*, channel: LegacyChannel) -> SendResult:
     ChannelMessage.objects.create(
         channel=channel, direction=Direction.OUTBOUND, content=TEST_MESSAGE,
         metadata={"test": True, **({"error": result.error} if result.error else {})},
-        state=MessageState.SENT if result.success else MessageState.FAILED, error=result.error,
+        state=MessageState.SENT if result.succeeded else MessageState.FAILED, error=result.error,
         sender=default_target(channel),
     )
     return result
