@@ -21,14 +21,11 @@ import struct
 import tarfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from urllib.parse import urlparse
 
 import docker
-import requests
-import urllib3
 from django.conf import settings
 from docker import errors as docker_errors
 from docker.models.containers import Container
@@ -39,7 +36,6 @@ from agents.backends.base import (
     LABEL_AGENT_ID,
     LABEL_MANAGED,
     BackendError,
-    BackendUnreachable,
     ExecResult,
     ExecSession,
     LiveState,
@@ -50,6 +46,13 @@ from agents.backends.base import (
     WorkloadSpec,
 )
 from agents.backends.docker_async import speaks_natively
+from agents.backends.docker_engine import (
+    engine_client,
+    engine_errors,
+    engine_info,
+    image_user,
+    state_volume_name,
+)
 from agents.backends.docker_files import DockerStateFiles
 from agents.backends.docker_logs import DockerLogs
 from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
@@ -61,7 +64,6 @@ from agents.gateway.families import FAMILIES, GATEWAY_BIND_VARIABLE, STATE_PATH
 # The variable each runtime reads its gateway's listen port from.
 PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()}
 
-API_TIMEOUT = 15  # seconds for one engine call; docker-py adds the stop timeout to stop calls
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
 CREATE_ATTEMPTS = 5  # port races lost before giving up
 TWIN_WAIT = 5  # seconds to wait for a concurrent run of the same job to start its container
@@ -72,91 +74,8 @@ ONE_SHOT_API = "1.41"  # the first engine API with stats?one-shot=true
 FIRST_READ_WINDOW = 0.25
 EXEC_SETTLE = 2.0  # seconds to wait for the engine to record an exec whose output has ended
 
-_clients: dict[str, docker.DockerClient] = {}
-# Engines docker-py cannot reach by itself (Remote Docker over a pinned SSH connection): the
-# function that builds the client of each such host string (engine_client_builder_register).
-_client_builders: dict[str, Callable[[], docker.DockerClient]] = {}
-_engine_info: dict[str, dict] = {}
-_clients_lock = threading.Lock()
 # Each container's last CPU reading in this process, for the CPU % of its next one-shot read.
 _cpu_samples = docker_stats.CpuSampleCache()
-
-
-@contextmanager
-def engine_errors(host: str):
-    """Translate docker-py and transport failures into the backend errors of base.py."""
-    try:
-        yield
-    except docker_errors.ImageNotFound as exc:
-        raise BackendError(f"The Docker engine has no such image: {exc.explanation}") from exc
-    except docker_errors.NotFound as exc:
-        raise WorkloadMissing(f"The container no longer exists: {exc.explanation}") from exc
-    except docker_errors.APIError as exc:
-        error = BackendError(f"The Docker engine refused the request: {exc.explanation or exc}")
-        error.transient = exc.status_code is None or exc.status_code >= 500
-        raise error from exc
-    except (
-        requests.exceptions.ConnectionError,
-        requests.exceptions.Timeout,
-        urllib3.exceptions.HTTPError,
-        docker_errors.DockerException,
-    ) as exc:
-        why = _transport_failure(exc)
-        detail = f": {why}" if why else "."
-        raise BackendUnreachable(f"The Docker engine at {host} cannot be reached{detail}") from exc
-
-
-def _transport_failure(exc: BaseException) -> BackendUnreachable | None:
-    """The reason a custom transport gave under docker-py (Remote Docker's SSH failures: a
-    refused sign-in, a changed host key), found in the exception's chain."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, BackendUnreachable):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def engine_client(host: str) -> docker.DockerClient:
-    """One client per engine, built on first use (API version negotiated with the daemon).
-    Built outside the lock: a slow engine must not hold up calls to the others."""
-    client = _clients.get(host)
-    if client is not None:
-        return client
-    build = _client_builders.get(host)
-    with engine_errors(host):
-        client = build() if build else docker.DockerClient(base_url=host, version="auto", timeout=API_TIMEOUT)
-    with _clients_lock:
-        kept = _clients.setdefault(host, client)
-    if kept is not client:
-        client.close()  # another thread won the race; keep one connection pool per engine
-    return kept
-
-
-def engine_client_builder_register(host: str, build: Callable[[], docker.DockerClient]) -> None:
-    """Have engine_client(host) use `build()` (called on first use) rather than docker-py's own
-    transport for `host`: a backend reusing DockerBackend over another transport."""
-    _client_builders[host] = build
-
-
-def engine_client_drop(host: str) -> None:
-    """Forget (and close) the client and builder of `host`: its connection details changed."""
-    with _clients_lock:
-        client = _clients.pop(host, None)
-        _client_builders.pop(host, None)
-        _engine_info.pop(host, None)
-    if client is not None:
-        client.close()
-
-
-def engine_info(host: str, client: docker.DockerClient) -> dict:
-    """The engine's name and CPU count, read once per engine."""
-    if host not in _engine_info:
-        with engine_errors(host):
-            info = client.info()
-        _engine_info[host] = {"name": info.get("Name", ""), "cpus": info.get("NCPU") or 1}
-    return _engine_info[host]
 
 
 def _is_port_clash(error: docker_errors.APIError) -> bool:
@@ -168,25 +87,12 @@ def _is_name_clash(error: docker_errors.APIError) -> bool:
     return error.status_code == 409 and "already in use" in str(error.explanation or error).lower()
 
 
-def state_volume_name(agent_id: str) -> str:
-    # The whole id, not the container name's 12 characters: two agents must never share state.
-    return f"fleet-agent-{uuid.UUID(str(agent_id)).hex}-state"
-
-
 def _state_path(path: str) -> str:
     """`path` inside the state folder; nothing outside it (no absolute path, no `..`)."""
     joined = posixpath.normpath(posixpath.join(STATE_PATH, path))
     if posixpath.isabs(path) or not joined.startswith(STATE_PATH + "/"):
         raise ValueError(f"{path!r} is not a path inside the state folder.")
     return joined
-
-
-def _image_user(attrs: dict) -> tuple[int, int]:
-    """The numeric uid and gid the container runs as ("10001:10001"); root when unnamed."""
-    user = ((attrs.get("Config") or {}).get("User") or "").strip()
-    uid, _, gid = user.partition(":")
-    uid = int(uid) if uid.isdigit() else 0
-    return uid, int(gid) if gid.isdigit() else uid
 
 
 # Metadata host names resolve to nowhere inside agents. The addresses themselves cannot be
@@ -430,7 +336,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         target = _state_path(path)
         with engine_errors(self.host):
             container = self._require(agent)
-            uid, gid = _image_user(container.attrs)
+            uid, gid = image_user(container.attrs)
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as archive:
                 info = tarfile.TarInfo(posixpath.basename(target))

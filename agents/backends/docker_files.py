@@ -34,6 +34,7 @@ from agents.backends.base import (
     StatePath,
     WorkloadSpec,
 )
+from agents.backends.docker_engine import engine_client, engine_errors, image_user, state_volume_name
 from agents.backends.tarstream import ChunkReader
 from agents.gateway.families import STATE_PATH, family_of
 
@@ -121,7 +122,6 @@ class DockerStateFiles:
 
     def stat_path(self, agent, path: str) -> StatePath:
         relative = state_relative(path)
-        from agents.backends.docker import engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)
@@ -176,7 +176,6 @@ class DockerStateFiles:
 
     def read_file(self, agent, path: str, *, max_bytes: int) -> bytes:
         relative = state_relative(path)
-        from agents.backends.docker import engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)
@@ -199,11 +198,10 @@ class DockerStateFiles:
         relative = state_relative(path)
         if not relative:
             raise PathRefused("Name a file inside the state folder.")
-        from agents.backends.docker import _image_user, engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)
-            uid, gid = _image_user(container.attrs)
+            uid, gid = image_user(container.attrs)
             # The deepest existing folder (links resolved and checked), then what is missing.
             parts = relative.split("/")
             base, missing = STATE_PATH, []
@@ -237,7 +235,6 @@ class DockerStateFiles:
         relative = state_relative(path)
         if not relative:
             raise PathRefused("The state folder itself cannot be deleted.")
-        from agents.backends.docker import engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)
@@ -260,7 +257,6 @@ class DockerStateFiles:
     def _run_on_state(self, agent, argv: list[str]) -> None:
         """Run argv where the state volume is: in the running container, else in a helper.
         _ProgramMissing when the image has no argv[0]."""
-        from agents.backends.docker import engine_client, engine_errors, state_volume_name
 
         with engine_errors(self.host):
             container = self._require(agent)
@@ -293,7 +289,6 @@ class DockerStateFiles:
     # -- export and import -----------------------------------------------------------------
 
     def export_state(self, agent) -> Iterator[bytes]:
-        from agents.backends.docker import engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)
@@ -309,7 +304,6 @@ class DockerStateFiles:
         """Create the state volume (as `create` would) and copy the archive into it through a
         helper container that is created, never started: the engine fills a new volume from the
         image's /state, and put_archive works on a stopped container's volumes."""
-        from agents.backends.docker import engine_client, engine_errors, state_volume_name
 
         client = engine_client(self.host)
         with engine_errors(self.host):
@@ -322,9 +316,8 @@ class DockerStateFiles:
                 self._pull(client, spec.image, spec.agent_id)  # as `create` does: the workload needs it next anyway
                 helper = client.containers.create(spec.image, **options)
             try:
-                from agents.backends.docker import _image_user
 
-                uid, gid = _image_user(helper.attrs)
+                uid, gid = image_user(helper.attrs)
                 if not helper.put_archive(STATE_PATH, _owned_by(archive, uid, gid)):
                     raise BackendError("The Docker engine refused to restore the state.")
             finally:

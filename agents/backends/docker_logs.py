@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from agents.backends import docker_stats
 from agents.backends.base import LogLine
 from agents.backends.docker_async import engine_session, speaks_natively
+from agents.backends.docker_engine import engine_client, engine_errors
 from agents.backends.follow import follow_in_thread
 
 logger = logging.getLogger(__name__)
@@ -179,7 +180,6 @@ class DockerLogs:
 
     def logs(self, agent, *, tail: int | None = 200, since: datetime | None = None,
              follow: bool = False) -> Iterator[LogLine]:
-        from agents.backends.docker import engine_client, engine_errors
 
         client = engine_client(self.host)
         with engine_errors(self.host):
@@ -198,7 +198,6 @@ class DockerLogs:
         its lines are read when iterated, on the event loop."""
         if not speaks_natively(self.host):
             return follow_in_thread(self.logs(agent, tail=tail, since=since, follow=True))
-        from agents.backends.docker import engine_errors
 
         with engine_errors(self.host):
             container = self._require(agent)

@@ -22,8 +22,8 @@ from urllib3._collections import RecentlyUsedContainer
 
 from fleet import netsafety
 
-from . import docker as docker_backend
-from .docker import API_TIMEOUT, DockerBackend
+from .docker import DockerBackend
+from .docker_engine import API_TIMEOUT, engine_client_builder_register, engine_client_drop
 from .registry import UnknownTarget
 from .ssh import SshTunnel
 from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure
@@ -149,9 +149,9 @@ class RemoteDockerBackend(DockerBackend):
             previous = _engine_of_host.get(host_id)
             if previous != engine:
                 _engine_of_host[host_id] = engine
-                docker_backend.engine_client_builder_register(engine, lambda: ssh_docker_client(SshTunnel(endpoint)))
+                engine_client_builder_register(engine, lambda: ssh_docker_client(SshTunnel(endpoint)))
         if previous and previous != engine:
-            docker_backend.engine_client_drop(previous)  # the host's details changed: drop the old connection
+            engine_client_drop(previous)  # the host's details changed: drop the old connection
 
     @property
     def engine_is_local(self) -> bool:

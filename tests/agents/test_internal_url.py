@@ -65,7 +65,8 @@ def test_a_workload_on_the_host_network_reaches_the_url_it_was_given(
 
 def test_a_bridged_container_can_resolve_the_default_host(docker_settings, docker_engine):
     from agents.backends.base import WorkloadSpec
-    from agents.backends.docker import DockerBackend, engine_client
+    from agents.backends.docker import DockerBackend
+    from agents.backends.docker_engine import engine_client
 
     spec = WorkloadSpec(agent_id="00000000-0000-4000-8000-000000000001", name="n", runtime_family="openclaw",
                         image="i", env={}, labels={}, vcpu=1, ram_mb=512, disk_gb=1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from docker import errors as docker_errors
 
-from agents.backends.docker import state_volume_name
+from agents.backends.docker_engine import state_volume_name
 from agents.models import Status
 from agents.services.lifecycle import agent_delete
 from tests.agents.backends.support import FakeAgent, spec_for

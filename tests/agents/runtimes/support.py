@@ -10,7 +10,8 @@ import docker
 import requests
 from django.test import override_settings
 
-from agents.backends.docker import DockerBackend, state_volume_name
+from agents.backends.docker import DockerBackend
+from agents.backends.docker_engine import state_volume_name
 from agents.images.build import built_digest
 from agents.images.catalog import RECIPES
 from tests.agents.backends.support import FakeAgent, spec_for
