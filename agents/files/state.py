@@ -30,7 +30,7 @@ def _state_call(agent: Agent, operation: Callable[[StateFiles], T], *, reading: 
         # Adopted runtimes have no workload of ours; a queued one has none yet.
         raise (NoContainerToInspect if reading else NoContainer)("The agent has no workload whose state could be read.")
     if not is_registered(agent.execution_target_id):
-        # k8s, remote Docker and Proxmox have no backend on this server yet.
+        # A target with no backend here, or whose cluster or host is no longer registered.
         raise FilesUnsupported()
 
     def call(backend):
