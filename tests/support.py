@@ -231,3 +231,12 @@ def make_run_processes() -> tuple[str, ...]:
     found = re.search(r"^PROCESSES := (.+)$", makefile, re.M)
     assert found, "the Makefile names no PROCESSES"
     return tuple(found.group(1).split())
+
+
+_MANAGEMENT_INPUT = re.compile(r'<input[^>]*name="([\w-]+-(?:TOTAL|INITIAL|MIN_NUM|MAX_NUM)_FORMS)"[^>]*value="(\d*)"')
+
+
+def inline_management_forms(page: str) -> dict[str, str]:
+    """The management fields of every inline formset on an admin page, as a browser posts them
+    back (a change page's POST needs them for each inline, whichever app added it)."""
+    return dict(_MANAGEMENT_INPUT.findall(page))

@@ -4,6 +4,7 @@ import pytest
 
 from accounts.models import User
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory, UserFactory
+from tests.support import inline_management_forms
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +108,8 @@ def test_the_change_page_shows_the_avatar_and_edits_the_role(admin_client):
     url = f"/admin/accounts/user/{user.pk}/change/"
     page = admin_client.get(url).content.decode()
     assert f'src="{avatar}"' in page
-    response = admin_client.post(url, {"email": user.email, "name": "Renamed", "role": "admin", "is_active": "on"})
+    response = admin_client.post(url, {"email": user.email, "name": "Renamed", "role": "admin", "is_active": "on",
+                                       **inline_management_forms(page)})
     assert response.status_code == 302
     user.refresh_from_db()
     assert (user.name, user.role, user.avatar) == ("Renamed", "admin", avatar)
@@ -117,10 +119,10 @@ def test_the_change_page_shows_the_avatar_and_edits_the_role(admin_client):
 def test_the_change_page_refuses_another_users_email(admin_client):
     UserFactory(email="taken@example.com")
     user = UserFactory()
-    response = admin_client.post(
-        f"/admin/accounts/user/{user.pk}/change/", {"email": "Taken@Example.com", "role": "user", "is_active": "on"}
-    )
-    assert response.status_code == 200
+    url = f"/admin/accounts/user/{user.pk}/change/"
+    response = admin_client.post(url, {"email": "Taken@Example.com", "role": "user", "is_active": "on",
+                                       **inline_management_forms(admin_client.get(url).content.decode())})
+    assert response.status_code == 200 and "email" in response.context["adminform"].form.errors
     user.refresh_from_db()
     assert user.email != "Taken@Example.com"
 

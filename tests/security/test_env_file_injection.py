@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import pytest
 
+from agents.files.dotenv import block_markers, env_file_render, split_env_file
 from integrations.models import Integration
-from integrations.services.runtime import BLOCK_BEGIN, BLOCK_END, env_file_render, split_env_file
+from integrations.services.runtime import ENV_BLOCK
 from tests.integrations.support import connect
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
+
+BLOCK_BEGIN, BLOCK_END = block_markers(ENV_BLOCK)
 
 # (NUL is refused for any JSON body by the input layer: tests/security/test_input_layer.py.)
 BREAKS = ["\u2028", "\u2029", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\x1b"]
@@ -33,7 +36,7 @@ def test_a_value_with_a_line_break_or_control_character_is_refused(tenancy, brk)
 
 
 def test_a_stored_value_that_could_end_its_line_is_left_out_of_the_file():
-    content, changed, _ = env_file_render("", {"GOOD": "fine", "BAD": "x\u2028LD_PRELOAD=/state/evil.so"})
+    content, changed, _ = env_file_render("", ENV_BLOCK, {"GOOD": "fine", "BAD": "x\u2028LD_PRELOAD=/state/evil.so"})
 
     assert changed == ["GOOD"]
     assert "LD_PRELOAD" not in content and "BAD" not in content
@@ -45,8 +48,8 @@ def test_the_block_is_read_by_python_dotenv_s_line_breaks_only():
     # for python-dotenv, so it is for Fleet too, and a rewrite keeps it within its line.
     text = f"{BLOCK_BEGIN}\nA='x\u2028LD_PRELOAD=/evil.so'\n{BLOCK_END}\n"
 
-    outside, block = split_env_file(text)
+    before, after, block = split_env_file(text, ENV_BLOCK)
 
-    assert outside == "" and block == {"A": "x\u2028LD_PRELOAD=/evil.so"}
-    content, _, removed = env_file_render(text, {})
+    assert (before, after) == ([], []) and block == {"A": "x\u2028LD_PRELOAD=/evil.so"}
+    content, _, removed = env_file_render(text, ENV_BLOCK, {})
     assert removed == ["A"] and "LD_PRELOAD" not in content
