@@ -19,9 +19,15 @@ def _redis_of_this_worker(url: str, worker: str) -> str:
 
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-# Once: processes a worker starts inherit both variables and load these settings again.
-if os.environ.get("REDIS_URL") and _worker and os.environ.get("FLEET_TEST_REDIS_WORKER") != _worker:
-    os.environ["REDIS_URL"] = _redis_of_this_worker(os.environ["REDIS_URL"], _worker)
+# Once: processes a worker starts inherit these variables and load these settings again.
+if _worker and os.environ.get("FLEET_TEST_REDIS_WORKER") != _worker:
+    if os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = _redis_of_this_worker(os.environ["REDIS_URL"], _worker)
+    # A var folder of its own too: the user cache's stamp file (accounts.user_cache), the
+    # embedded broker and the metrics folder are per installation, and workers are not one.
+    from fleet.paths import var_dir
+
+    os.environ["FLEET_VAR_DIR"] = str(var_dir() / f"test-{_worker}")
     os.environ["FLEET_TEST_REDIS_WORKER"] = _worker
 
 from fleet.settings import *  # noqa: E402, F403
