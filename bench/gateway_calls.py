@@ -31,7 +31,9 @@ import resource
 import secrets
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -254,8 +256,9 @@ def _listener_memory(port: int) -> None:
            rss_delta_mb=delta, kb_per_agent=delta * 1024 / IDLE_CONNECTIONS)
 
 
-def main() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+@contextmanager
+def loopback_gateway() -> Iterator[int]:
+    """The loopback protocol-4 server in its own process, for the block: its port."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
     stop = context.Event()
@@ -264,18 +267,23 @@ def main() -> None:
     try:
         if not receive.poll(30):
             raise RuntimeError("the bench gateway did not start")
-        port = receive.recv()
+        yield receive.recv()
+    finally:
+        stop.set()
+        server.join(timeout=10)
+        if server.is_alive():
+            server.kill()
+
+
+def main() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    with loopback_gateway() as port:
         gateway = _gateway(port)
         _sequential(gateway)
         _concurrent(gateway)
         _idle_memory(gateway)
         _listener_memory(port)
         report("handshakes the server refused (must be 0)", refused=_refused(gateway))
-    finally:
-        stop.set()
-        server.join(timeout=10)
-        if server.is_alive():
-            server.kill()
 
 
 def _refused(gateway) -> int:

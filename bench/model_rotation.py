@@ -12,7 +12,6 @@ concurrency 1 would) and eight at once (RUNTIME_CONCURRENCY=8 on one web-sized p
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 from bench import report  # noqa: E402
-from bench.gateway_calls import TOKEN, _serve  # noqa: E402
+from bench.gateway_calls import TOKEN, loopback_gateway  # noqa: E402
 
 AGENTS = 200
 SLOTS = 8
@@ -76,24 +75,12 @@ def _rotate(key, secret: str, slots: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    stop = context.Event()
-    server = context.Process(target=_serve, args=(TOKEN, send, stop), daemon=True)
-    server.start()
-    try:
-        if not receive.poll(30):
-            raise RuntimeError("the bench gateway did not start")
-        key = _world(receive.recv())
+    with loopback_gateway() as port:
+        key = _world(port)
         for slots, secret in ((1, "sk-bench-second"), (SLOTS, "sk-bench-third")):
             seconds, applied = _rotate(key, secret, slots)
             report(f"a rotated key pushed to {AGENTS} OpenClaw agents, {slots} worker slot(s)",
                    seconds=seconds, applied=applied, per_agent_ms=seconds * 1000 / AGENTS)
-    finally:
-        stop.set()
-        server.join(timeout=10)
-        if server.is_alive():
-            server.kill()
 
 
 if __name__ == "__main__":
