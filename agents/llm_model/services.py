@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from fleet.api.principal import Principal
 from fleet.errors import FleetError
+from fleet.redaction import REDACTED
 from llm.models import ProviderKey
 from llm.selectors import is_default_key
 
@@ -111,9 +112,14 @@ def model_apply(*, agent_id) -> bool:
 
 
 def model_apply_refused(*, agent_id, error: FleetError) -> None:
-    """The runtime refused the model for good (or retries ran out): say why on the row."""
-    logger.warning("The model of agent %s was not applied: %s", agent_id, error.message)
-    _record(Agent(pk=agent_id), applied_at=None, error=error.message)
+    """The runtime refused the model for good (or retries ran out): say why on the row, with
+    the key cut out should the runtime have echoed it."""
+    choice = agent_choice(Agent(pk=agent_id))
+    message = error.message
+    if choice is not None and choice.key.api_key:
+        message = message.replace(choice.key.api_key, REDACTED)
+    logger.warning("The model of agent %s was not applied: %s", agent_id, message)
+    _record(Agent(pk=agent_id), applied_at=None, error=message)
 
 
 def _record(agent: Agent, *, applied_at, error: str, updated_before=None) -> None:

@@ -18,7 +18,7 @@ def apply_model(self, agent_id: str) -> None:
     """Retried while the runtime is unreachable or says "not now"; an agent that stopped
     meanwhile ends it (its next start applies the model); a refusal is kept on the row."""
     from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
-    from fleet.errors import DaemonUnreachable
+    from fleet.errors import DaemonUnreachable, FleetError
 
     from .services import model_apply, model_apply_refused
 
@@ -26,9 +26,10 @@ def apply_model(self, agent_id: str) -> None:
         model_apply(agent_id=agent_id)
     except AgentNotRunning:
         return
-    except (GatewayUnreachable, GatewayError, DaemonUnreachable) as exc:
-        retryable = not isinstance(exc, GatewayError) or exc.retryable
-        if not retryable or self.request.retries >= self.max_retries:
+    except FleetError as exc:
+        transient = isinstance(exc, (GatewayUnreachable, DaemonUnreachable)) or (
+            isinstance(exc, GatewayError) and exc.retryable)
+        if not transient or self.request.retries >= self.max_retries:
             model_apply_refused(agent_id=agent_id, error=exc)
             return
         raise self.retry(exc=exc, countdown=min(30, 2 ** (self.request.retries + 1))) from None

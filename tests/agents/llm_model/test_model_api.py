@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from celery.signals import before_task_publish
 
+from agents.llm_model.services import model_apply_refused
 from agents.models import AgentModel
+from fleet.errors import UpstreamFailure
 from llm.models import ProviderKey
 from llm.services import key_create
 from tests.support import client_for
@@ -240,3 +242,13 @@ def test_a_rotation_queues_one_apply_per_serving_agent_with_ids_only(tenancy, dj
     assert [sender for sender, _ in published] == ["agents.apply_model"]
     assert str(serving.pk) in published[0][1]
     assert "sk-rotated-31f0a9" not in published[0][1] and SECRET not in published[0][1]
+
+
+def test_a_refusal_is_kept_on_the_row_without_the_key(tenancy):
+    agent, key = tenancy.agent(), user_key(tenancy.agent_owner)
+    AgentModel.objects.create(agent=agent, key=key, name="gpt-4o")
+
+    model_apply_refused(agent_id=agent.pk, error=UpstreamFailure(f"invalid config: apiKey {SECRET} rejected"))
+
+    shown = tenancy.client("agent_owner").get(url(agent)).json()
+    assert shown["applyError"] == "invalid config: apiKey [REDACTED] rejected" and shown["appliedAt"] is None
