@@ -15,11 +15,13 @@ from agents.models import Agent, Status
 from tests.factories.accounts import UserFactory
 from tests.faults.stack import SHORT_DEADLINES, containers_of, private_stack, wait_all_running, wait_for
 from tests.infra.web_server import procfile_web_server
+from tests.support import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 DEPLOYS = 3
 RECOVERY_BOUND = 45  # seconds from the new worker to every agent running
+CONTAINER_SETTLES_WITHIN = 20  # seconds
 
 
 def test_a_provision_worker_killed_mid_provision(tmp_path, docker_engine, docker_engine_url):
@@ -56,9 +58,20 @@ def test_a_provision_worker_killed_mid_provision(tmp_path, docker_engine, docker
         per_agent = containers_of(docker_engine, ids)
         assert {agent_id: len(found) for agent_id, found in per_agent.items()} == dict.fromkeys(ids, 1)
         for found in per_agent.values():
-            found[0].reload()
-            assert found[0].status == "running"
+            _settles_running(found[0], stack)
         agents = Agent.objects.filter(owner=owner)
         assert agents.count() == DEPLOYS  # nothing lost, nothing doubled
         assert {a.container_id for a in agents} == {found[0].id for found in per_agent.values()}
         assert recovered < RECOVERY_BOUND
+
+
+def _settles_running(container, stack) -> None:
+    """The container runs (seen once `restarting` just after its row said `running`: a moment is
+    allowed); if it never settles, what its engine and its logs said."""
+    try:
+        wait_until(lambda: container.reload() or container.status == "running", timeout=CONTAINER_SETTLES_WITHIN,
+                   interval=0.5)
+    except AssertionError:
+        container.reload()
+        raise AssertionError(f"container {container.short_id} is {container.status}: {container.attrs['State']}\n"
+                             f"{container.logs(tail=30).decode(errors='replace')}\n{stack.logs()}") from None
