@@ -1,4 +1,4 @@
-"""The users session tokens name, kept in this process for USER_CACHE_SECONDS (issue 19).
+"""The users session tokens name, kept in this process for USER_CACHE_SECONDS.
 
 Every authenticated request used to read its user's row; the row changes rarely. An entry is
 keyed by user id and token version, so a token issued under an older version never matches

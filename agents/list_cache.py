@@ -1,4 +1,4 @@
-"""GET /agents from its version (issue 19): an ETag on every answer, 304 Not Modified without
+"""GET /agents from its version: an ETag on every answer, 304 Not Modified without
 building the body, and the last body of each caller kept in this process.
 
 The list version is one counter that database triggers bump in every transaction that writes

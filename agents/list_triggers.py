@@ -1,4 +1,4 @@
-"""The triggers behind the list version (issue 19): which writes change what GET /agents answers,
+"""The triggers behind the list version: which writes change what GET /agents answers,
 and the database triggers that bump `fleet_list_version` for them (read by agents.list_cache).
 
 What a list answer is made of: agents, their assignments, workspaces (names), memberships

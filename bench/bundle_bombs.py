@@ -1,4 +1,4 @@
-"""Migration bundle validation (issue 28): peak memory and time of `bundle_validate` on each bomb of
+"""Migration bundle validation: peak memory and time of `bundle_validate` on each bomb of
 tests/security/test_bundle_bombs.py, and on a normal bundle of 2,000 files (about 40 MB unpacked).
 
 Time is measured without tracemalloc (it slows allocation-heavy code), then the peak of Python's

@@ -1,4 +1,4 @@
-"""A burst of deploys against the periodic work (DESIGN 21): BURST deploys requested at once
+"""A burst of deploys against the periodic work (docs/reliability.md): BURST deploys requested at once
 on the real Docker engine (the small test runtime on the host network), with real Celery worker
 processes on Redis, while a periodic tick (`fleet.worker_heartbeat`) is sent every second (bench.ticks). Two
 layouts, one after the other:

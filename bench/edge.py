@@ -1,4 +1,4 @@
-"""The async edge (issue 25): what the gateway proxy adds to a request, WebSocket frames through
+"""The async edge: what the gateway proxy adds to a request, WebSocket frames through
 its relay, the memory of idle WebSockets and idle event streams held by one web process, and the
 first delta of a chat turn through Fleet, each against the runtime straight.
 

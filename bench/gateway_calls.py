@@ -1,5 +1,5 @@
 """Gateway calls: OpenClaw's handshake plus one call, one after another and 50 agents at once,
-the memory of holding 1,000 idle connections (DESIGN.md section 10: the listener holds one
+the memory of holding 1,000 idle connections (docs/patterns.md: the listener holds one
 per running agent), and the same 1,000 held by the gateway listener's supervisor.
 
     DATABASE_URL=postgres://... .venv/bin/python -m bench gateway_calls

@@ -1,4 +1,4 @@
-"""A rotated provider key pushed to the 200 OpenClaw agents that use it (DESIGN 18): seconds from
+"""A rotated provider key pushed to the 200 OpenClaw agents that use it (docs/api.md "Each agent's model"): seconds from
 the key's PATCH to every agent's runtime having taken the new key.
 
     DATABASE_URL=postgres://... .venv/bin/python -m bench model_rotation

@@ -1,4 +1,4 @@
-"""Periodic work timed under load (DESIGN 21): what beat would send, sent by hand on a cadence
+"""Periodic work timed under load (docs/reliability.md): what beat would send, sent by hand on a cadence
 to a Redis broker, each tick timed from its send until its message left the broker (run and
 acknowledged: Fleet's tasks acknowledge late, so a tick's message stays in its queue, then in
 kombu's `unacked` hash, until the worker is done with it). Used by `python -m bench

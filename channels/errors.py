@@ -20,7 +20,7 @@ class ChannelDisabled(Conflict):
 
 class InboundSecretMissing(Conflict):
     """A receiving channel without the secret that verifies its provider's requests: nothing
-    unsigned is accepted (issue 28 item 3)."""
+    unsigned is accepted."""
 
     code = "inbound_secret_missing"
     default_message = "The channel has no secret to verify inbound requests with."

@@ -123,7 +123,7 @@ def type_definition(*, agent: Agent, type_: str) -> tuple[str, Definition]:
 
 def inbound_url(channel: LegacyChannel) -> str | None:
     """Where the channel's provider posts (POST /api/webhooks/<id>): only for a channel that
-    receives and holds the secret that verifies those requests (issue 28 item 3)."""
+    receives and holds the secret that verifies those requests."""
     field = inbound_secret_field(channel.type)
     return WEBHOOK_PATH.format(channel.pk) if field and channel.secret_values.get(field) else None
 

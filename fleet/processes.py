@@ -2,7 +2,7 @@
 
 - A process that exits on its own is started again, after 1 s, then twice as long each time up
   to 30 s; one that stayed up for a minute starts from 1 s again. Plain honcho stops the whole
-  stack when any one process ends, so a worker that exits on a broker outage (issue 29) took
+  stack when any one process ends, so a worker that exits on a broker outage took
   the web server down with it. A process that fails RESTART_LIMIT times within RESTART_WINDOW
   seconds is broken, not unlucky: the stack stops, with that process's return code, as honcho does.
 - honcho kills (SIGKILL) whatever has not exited five seconds after its SIGTERM, a constant it

@@ -1,4 +1,4 @@
-"""Per-request work a JSON API request does not need (issue 19).
+"""Per-request work a JSON API request does not need.
 
 Django closes every configured cache at the end of each request (`close_caches` on
 request_finished), walking its cache handler through asgiref's context-local storage: about

@@ -178,7 +178,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.1,
     }
 # Four queues, each served by a worker process type of its own (Procfile), so a burst of
-# deploys never delays a sampler tick, a sweep or an alert delivery (DESIGN 21): `provision`
+# deploys never delays a sampler tick, a sweep or an alert delivery (docs/reliability.md): `provision`
 # (deploys and their readiness looks), `periodic` (beat's jobs: setup_periodic_tasks routes
 # them), `delivery` (alerts, channel replies) and `runtime`, the default (calls into agents'
 # runtimes). A worker started without -Q serves all four; `celery` is the queue of earlier
@@ -375,7 +375,7 @@ MIGRATION_BUNDLE_MAX_BYTES = env.int("MIGRATION_BUNDLE_MAX_BYTES", default=200 *
 MIGRATION_STATE_MAX_BYTES = env.int("MIGRATION_STATE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 MIGRATION_DRAFTS_DIR = env.str("MIGRATION_DRAFTS_DIR", default=str(BASE_DIR / "var" / "migration-drafts"))
 MIGRATION_DRAFT_TTL_HOURS = env.float("MIGRATION_DRAFT_TTL_HOURS", default=24)
-# Bounds on an uploaded bundle's walk (agents.files.bundle_walk, issue 28): an extended tar header
+# Bounds on an uploaded bundle's walk (agents.files.bundle_walk): an extended tar header
 # (PAX, GNU long name) Fleet writes is a path of a few KB; an export's state holds thousands of
 # files, not hundreds of thousands; gzip of real state rarely passes 100:1 (zeros reach 1000:1).
 MIGRATION_BUNDLE_MAX_HEADER_BYTES = env.int("MIGRATION_BUNDLE_MAX_HEADER_BYTES", default=64 * 1024)
@@ -554,7 +554,7 @@ LOGGING = {
     },
 }
 
-# --- Request path (issue 19) ----------------------------------------------------------
+# --- Request path ----------------------------------------------------------
 # How long a web process trusts the user row a session token names (accounts.user_cache);
 # changes in this host's processes apply at once, elsewhere within this time. 0 turns it off.
 USER_CACHE_SECONDS = env.float("USER_CACHE_SECONDS", default=5.0)

@@ -2,7 +2,7 @@
 
     python -m fleet.web --host 127.0.0.1 --port 8000 --workers 2 [other granian options]
 
-Why granian and not gunicorn's sync workers (issue 19, measured side by side with
+Why granian and not gunicorn's sync workers (measured side by side with
 `python -m bench side_by_side`, same machine, same rounds): granian parses HTTP in Rust and keeps
 client connections alive, where a sync worker parses in Python and closes the connection after
 every answer; on 2 cores with 2 workers that is about 1.5 to 2 times the requests per second on

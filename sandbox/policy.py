@@ -1,4 +1,4 @@
-"""The nemoclaw policy document (DESIGN.md section 13): its validation, its default, and what it
+"""The nemoclaw policy document (docs/api.md "Sandbox"): its validation, its default, and what it
 becomes on an OpenClaw runtime. Pure functions; nothing here touches the database or a runtime.
 
     {exec: {mode: deny|allowlist|ask|full, allow: [{pattern, argPattern?}]},

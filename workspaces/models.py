@@ -50,7 +50,7 @@ class Membership(models.Model):
 class Invitation(models.Model):
     """An offer of a role in a workspace to an email address, pending until the account with that
     email accepts it. Adding a member is inviting one, so the answer is the same whether the
-    address has an account (issue 28: member add was an oracle of registered emails)."""
+    address has an account (member add was an oracle of registered emails)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")

@@ -94,7 +94,7 @@ def _invitation_email(email: str) -> str:
 @transaction.atomic
 def invitation_create(*, workspace: Workspace, invited_by, acting_role: Role, email: str, role: Role) -> Invitation:
     """Invite `email` with `role` (what adding a member does): the same answer whether the
-    address has an account, has none, or has a deactivated one (issue 28). Inviting it again
+    address has an account, has none, or has a deactivated one. Inviting it again
     replaces the role and renews the expiry. 409 only for an address of a current member, whom
     the admin sees in the member list anyway."""
     _grant_check(acting_role=acting_role, role=role)

@@ -182,7 +182,7 @@ class RuntimeBackend(Protocol):
         BackendError when it is not running."""
 
 
-# -- state files (files, export and migration: DESIGN section 15) -----------------------------
+# -- state files (files, export and migration: docs/api.md "Files, export and migration") ----------
 
 
 class PathRefused(BackendError):
@@ -246,7 +246,7 @@ class StateFiles(Protocol):
         before its workload first starts (called by provisioning before `create`)."""
 
 
-# -- logs (DESIGN section 16) -------------------------------------------------------------------
+# -- logs (docs/api.md "Logs") ---------------------------------------------------------------------
 
 
 @runtime_checkable
@@ -266,7 +266,7 @@ class WorkloadLogs(Protocol):
         until the consumer stops reading or the workload's output ends."""
 
 
-# -- terminals (DESIGN section 17) -----------------------------------------------------------------
+# -- terminals (docs/edge.md) ----------------------------------------------------------------------
 
 
 class WorkloadNotRunning(BackendError):

@@ -1,5 +1,5 @@
 """A bounded walk over an uploaded `.tar.gz`: its entries as the gzip stream inflates, in small
-pieces, never a header or a file read whole (issue 28: a 256 MB PAX header grew a worker by
+pieces, never a header or a file read whole (a 256 MB PAX header grew a worker by
 half a GB; 200,000 empty entries held one for 13.5 s).
 
 tarfile reads an extended header (PAX, GNU long name) whole before looking at it, and follows

@@ -1,4 +1,4 @@
-"""The one client of a running runtime (DESIGN.md section 10).
+"""The one client of a running runtime (docs/patterns.md).
 
     gateway = gateway_for(agent)          # RuntimeGateway of the agent's family
     gateway.handshake().version           # "2026.9.6"

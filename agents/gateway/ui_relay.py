@@ -1,5 +1,5 @@
 """What the gateway proxy changes in a runtime UI's WebSocket frames, per family, so the
-browser never holds a runtime secret (DESIGN section 17, RUNTIMES.md section 6).
+browser never holds a runtime secret (docs/edge.md, RUNTIMES.md section 6).
 
 OpenClaw's Control UI speaks protocol 4 itself: the runtime opens with `connect.challenge`,
 the UI answers `connect` with its own credentials and device signature. The relay keeps the

@@ -1,4 +1,4 @@
-"""Runtime images built without a registry (RUNTIMES.md section 3, DESIGN.md section 10).
+"""Runtime images built without a registry (RUNTIMES.md section 3, docs/patterns.md).
 
 Each family has one recipe module (`openclaw`, `hermes`) that stages a root filesystem from
 the npm registry or PyPI plus host files (`rootfs`); `build` turns it into an image on a

@@ -1,4 +1,4 @@
-"""The list version (issue 19): one counter every write to what GET /agents shows bumps, in the
+"""The list version: one counter every write to what GET /agents shows bumps, in the
 writing transaction itself, by database triggers, so no code path (ORM, bulk update, cascade,
 raw SQL, TRUNCATE) can change a list without changing the version (agents.list_cache)."""
 

@@ -1,4 +1,4 @@
-"""The list version's triggers, second form (issue 19; see agents.list_triggers for the design).
+"""The list version's triggers, second form (see agents.list_triggers for the design).
 
 0007 bumped the counter in every writing statement, so each transaction that wrote agents,
 assignments, workspaces, memberships or API keys held the counter's row lock until it ended

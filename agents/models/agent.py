@@ -74,7 +74,7 @@ class Agent(models.Model):
     is_external = models.BooleanField(default=False)
     paused_reason = models.CharField(max_length=30, choices=PausedReason.choices, null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
-    # What the runtime said at the first successful handshake (DESIGN: the contract is rechecked
+    # What the runtime said at the first successful handshake (the contract is rechecked
     # when the runtime connects); readiness_failures counts consecutive failed readiness checks.
     runtime_version = models.CharField(max_length=50, blank=True, default="")
     last_handshake_at = models.DateTimeField(null=True, blank=True)
@@ -84,7 +84,7 @@ class Agent(models.Model):
     # monitoring sweep stores them and warns once per new restart (agents.services.monitoring).
     restart_count = models.PositiveIntegerField(default=0)
     oom_killed = models.BooleanField(default=False)
-    # The deploy's record of pending work (DESIGN 21): when the reconciler takes over a `queued`
+    # The deploy's record of pending work (docs/reliability.md): when the reconciler takes over a `queued`
     # or `deploying` agent whose job has given no news, the job that owns the deploy (a takeover
     # publishes a new one; any other job finding it `deploying` steps aside), and how many
     # takeovers it has had.

@@ -2,7 +2,7 @@
 
 The snapshot is written by StatsSnapshotOut. History records are not: up to 2,000 of them are
 answered as the query reads them, because a serializer would cost about 14 ms per response
-against a 50 ms target (DESIGN.md section 9), so StatsRecordOut is derived from the same field
+against a 50 ms target (docs/performance.md), so StatsRecordOut is derived from the same field
 table the query reads, RECORD_FIELDS (tests/agents/stats/test_stats_bodies.py).
 """
 

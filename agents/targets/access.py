@@ -1,5 +1,5 @@
 """THE deploy-access rule of every registered target (contract: POST /agents/deploy rules (2)
-and (3), "Authentication" 5; DESIGN section 14). Deploy validation, the host listings and the
+and (3), "Authentication" 5; docs/api.md "Registered targets"). Deploy validation, the host listings and the
 k8s/proxmox registries all ask here; nothing else decides who may place an agent where.
 
 - `docker` (the built-in engine) is open to every caller allowed to deploy at all.

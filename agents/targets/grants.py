@@ -46,7 +46,7 @@ class GrantSet:
 class GrantsIn(serializers.Serializer):
     """The `grants` object of a request: each key given replaces that part, others stay."""
 
-    allAccounts = serializers.BooleanField(required=False)  # noqa: N815 - DESIGN's names
+    allAccounts = serializers.BooleanField(required=False)  # noqa: N815 - the API's names
     users = serializers.ListField(child=StrictCharField(), required=False, max_length=MAX_GRANTEES)
     userGroups = serializers.ListField(child=StrictCharField(), required=False, max_length=MAX_GRANTEES)  # noqa: N815
     workspaces = serializers.ListField(child=StrictCharField(), required=False, max_length=MAX_GRANTEES)

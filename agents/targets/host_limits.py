@@ -1,4 +1,4 @@
-"""What keeps Remote Docker hosts from being a port scanner or an SSH password guesser (issue 28):
+"""What keeps Remote Docker hosts from being a port scanner or an SSH password guesser:
 who may register personal hosts (REMOTE_HOSTS_ENABLED_FOR), and how often hosts may be tested
 or have how they are reached changed (address, user, credentials): per acting user, and per
 target address (`host:port`, whoever's rows name it, so many rows or many accounts against one

@@ -1,5 +1,5 @@
 """Remote Docker hosts: registration, update, delete, the connection test that pins the host
-key, and shares of personal hosts with workspaces (DESIGN section 14; docs/api.md "Remote
+key, and shares of personal hosts with workspaces (docs/api.md "Registered targets"; docs/api.md "Remote
 Docker hosts"). Who may deploy to a host is agents.targets.access's alone.
 
 Changing how a host is reached (host, port, user, credentials, socket) sets it back to

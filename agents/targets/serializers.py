@@ -1,4 +1,4 @@
-"""Request and response shapes of the Remote Docker host routes (DESIGN section 14's names).
+"""Request and response shapes of the Remote Docker host routes (the names docs/api.md "Registered targets" uses).
 Secrets are never answered: each one set reads `[REDACTED]`, each one not set null."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Terminals: an interactive shell in an agent's workload over a WebSocket (DESIGN section 17;
+"""Terminals: an interactive shell in an agent's workload over a WebSocket (docs/edge.md;
 docs/api.md, "Terminal").
 
 - access.py: who may open one on which agent, and what the agent must be;

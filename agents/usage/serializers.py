@@ -1,7 +1,7 @@
 """Output shapes of the usage routes.
 
 UsageIngestOut and UsagePullOut write their bodies. The cost report does not go through its serializers: shaped by
-them, a report of 1,000 agents costs about 50 ms more (DESIGN.md section 9 allows 200 ms for all
+them, a report of 1,000 agents costs about 50 ms more (docs/performance.md allows 200 ms for all
 of it), so agents.usage.cost builds the dicts itself and CostReportOut documents them; a test
 proves that CostReportOut writes a report into the same bytes (tests/agents/usage/test_usage_bodies.py).
 """

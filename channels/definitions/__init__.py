@@ -1,4 +1,4 @@
-"""Channel type definitions (DESIGN.md section 11): what a type is called, the config fields it
+"""Channel type definitions (docs/api.md "Channels"): what a type is called, the config fields it
 takes, how it logs in. OpenClaw types are runtime-managed (their config is pushed into the
 runtime's `channels.<id>` block); legacy types are Fleet's own adapters for Hermes agents.
 

@@ -76,7 +76,7 @@ def legacy_channel_update(*, channel: LegacyChannel, config=None, enabled: bool 
     definition = definition_of(channel.agent, channel.type)
     checked = channel.checked if config is None else _checked(definition, config, stored=channel.checked,
                                                                 merge=True)
-    # Any save completes a channel stored without its secret (before issue 28), or whose
+    # Any save completes a channel stored without its secret (as earlier releases allowed), or whose
     # secret the caller removed (null): a new one, shown once.
     checked, channel.revealed_secrets = _with_inbound_secret(channel.type, checked)
     if config is not None or channel.revealed_secrets:

@@ -1,4 +1,4 @@
-"""Faster URL resolution for the API's app includes (issue 19).
+"""Faster URL resolution for the API's app includes.
 
 fleet/urls.py mounts every app's routes with `path("", include(...))`. Django tries an include's
 patterns one after another and raises Resolver404 for each one that fails, so GET

@@ -31,7 +31,7 @@ class SuccessOut(serializers.Serializer):
 
 
 class FlatOutput:
-    """For an output serializer of plain fields on a hot route (issue 19): its fields are
+    """For an output serializer of plain fields on a hot route: its fields are
     deep-copied once per class, not per answer (DRF rebuilds every field of every serializer
     instance, about a tenth of GET /api/auth/me), and each instance binds shallow copies of
     them. A field holds no per-answer state beyond what binding sets on the copy; a nested

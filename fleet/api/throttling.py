@@ -94,7 +94,7 @@ def throttle(scope: str, ident, rate: str, *, cost: int = 1, when_cache_away: st
     With the cache away, "refuse" answers 503 cache_unavailable (a limit that guards against
     guessing or abuse); "serve" lets the request through unchecked, for limits that only smooth
     bursts of work the database records durably (deploys, usage reports): an outage of the cache
-    must not lose them (issue 29)."""
+    must not lose them."""
     try:
         wait = rate_hit(scope, str(ident), rate, cost=cost)
     except CacheUnavailable:

@@ -1,1 +1,1 @@
-"""Django's PostgreSQL backend with a cheaper connection health check (issue 19): see base.py."""
+"""Django's PostgreSQL backend with a cheaper connection health check: see base.py."""

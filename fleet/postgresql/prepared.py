@@ -1,4 +1,4 @@
-"""Prepared statements for a hot read (issue 19: GET /agents).
+"""Prepared statements for a hot read (GET /agents).
 
 Django binds parameters on the client (the values are written into the SQL text) and turns
 psycopg's prepared statements off, so PostgreSQL parses and plans every statement again. Inside

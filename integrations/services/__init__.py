@@ -1,4 +1,4 @@
-"""Every write of integrations (DESIGN.md section 12)."""
+"""Every write of integrations (docs/api.md "Integrations")."""
 
 from .connections import integration_connect, integration_remove, integration_update
 from .oauth import Authorization, oauth_complete, oauth_refresh, oauth_start, refresh_due

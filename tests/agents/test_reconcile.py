@@ -1,6 +1,6 @@
 """Deploys whose job was lost: the 503 of a refused publish, the reconciler that takes over
 `queued` and `deploying` agents past their deadline, and a provisioning job that retries while
-the database is away (DESIGN 21). The broker is failed at its boundary (kombu's publish); the
+the database is away (docs/reliability.md). The broker is failed at its boundary (kombu's publish); the
 jobs the reconciler publishes are recorded, not run."""
 
 from __future__ import annotations

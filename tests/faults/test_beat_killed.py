@@ -1,4 +1,4 @@
-"""Beat SIGKILLed and restarted (DESIGN 21, issue 29): beat (the Procfile's `beat`: fleet.beat's
+"""Beat SIGKILLed and restarted (docs/reliability.md): beat (the Procfile's `beat`: fleet.beat's
 DatabaseScheduler) is killed right after it sent a periodic job and started again at once: the
 job's runs on the Procfile's `periodic` worker (timed from its log as they come) are never two
 within one period, and they go on within a bound. (Its own module: it needs no engine, so it

@@ -1,5 +1,5 @@
 """The webhook receiver and the mail server down, then up, under the Procfile's `web` and
-`delivery` processes (DESIGN 21, issue 29). A workspace's alert rule sends `agent.queued` to a
+`delivery` processes (docs/reliability.md). A workspace's alert rule sends `agent.queued` to a
 signed webhook and to an email address; deploys through the API with the workspace's key queue
 agents (no provision worker runs: they stay queued, which is all the events need). Both servers
 are down for longer than two retry steps (ALERT_RETRY_DELAYS_SECONDS, shortened): every

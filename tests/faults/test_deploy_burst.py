@@ -1,5 +1,5 @@
 """A burst of 50 deploys must not delay a sampler tick, a monitoring sweep or an alert delivery
-by more than one period (DESIGN 21, issue 29), with the real worker processes: the Procfile's
+by more than one period (docs/reliability.md), with the real worker processes: the Procfile's
 `provision`, `periodic`, `delivery` and `worker` lines on a private Redis, the web process
 taking the 50 deploys over HTTP, 50 real containers (the small test image) on the test engine.
 

@@ -1,4 +1,4 @@
-"""The Docker engine stopped for a minute under running agents, then started (DESIGN 21, issue 29).
+"""The Docker engine stopped for a minute under running agents, then started (docs/reliability.md).
 
 The engine is a dockerd of the test's own (tests.infra.private_docker): the shared test engine
 keeps serving the other tests. The Procfile's web, provision and periodic processes run on it;

@@ -1,4 +1,4 @@
-"""The gateway listener SIGKILLed and restarted (DESIGN 21, issue 29): the listener (the
+"""The gateway listener SIGKILLed and restarted (docs/reliability.md): the listener (the
 Procfile's `gateway`) is killed while it holds a sandboxed agent's connection to a real OpenClaw
 (its test image, the fake model asking for a command) and started again: once it holds the agent
 again, an exec approval the runtime raises right after is recorded once and its resolution

@@ -1,4 +1,4 @@
-"""PostgreSQL restarted under the Procfile's processes (DESIGN 21, issue 29): three deploys in
+"""PostgreSQL restarted under the Procfile's processes (docs/reliability.md): three deploys in
 flight (a container made for at least one) when the database stops and comes back a second
 later on the same port. While it is away the API answers its health (a 503 naming the database)
 and 503 database_unavailable where it needs the database, never a 500, also to the request that

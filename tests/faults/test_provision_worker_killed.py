@@ -1,4 +1,4 @@
-"""The `provision` worker SIGKILLed mid-provision (DESIGN 21, issue 29): three deploys claimed by
+"""The `provision` worker SIGKILLed mid-provision (docs/reliability.md): three deploys claimed by
 their jobs (`deploying`), at least one container created, when the jobs die with the worker
 (acknowledged late, so their messages sit unacknowledged until the broker's visibility
 timeout, an hour). After a new worker starts,

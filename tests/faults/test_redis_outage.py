@@ -1,4 +1,4 @@
-"""Redis stopped and started under the Procfile's processes (DESIGN 21, issue 29): while it is
+"""Redis stopped and started under the Procfile's processes (docs/reliability.md): while it is
 down the API answers reads and its health, writes that need it fail with the JSON error body
 (never an HTML 500): login (its throttle guards against guessing) answers 503 cache_unavailable;
 a new deploy (its rate limit is skipped while the cache is away) and a redeploy are stored

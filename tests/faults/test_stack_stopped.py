@@ -1,4 +1,4 @@
-"""The whole stack stopped with deploys in flight (DESIGN 21, issue 29): nothing half-done after
+"""The whole stack stopped with deploys in flight (docs/reliability.md): nothing half-done after
 the restart. The Procfile's web, provision and periodic processes on a private Redis, three
 deploys mid-provision (claimed, a container made), then every process stopped and started
 again, two ways:

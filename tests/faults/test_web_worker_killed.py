@@ -1,4 +1,4 @@
-"""A web worker SIGKILLed mid-request (DESIGN 21, issue 29): nothing half-done after the restart.
+"""A web worker SIGKILLed mid-request (docs/reliability.md): nothing half-done after the restart.
 
 The Procfile's web process (granian, 2 workers) serves a deploy that waits, deterministically,
 inside its transaction: with a plan limit (MAX_AGENTS_PER_USER) the deploy locks its owner's

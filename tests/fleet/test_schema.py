@@ -86,7 +86,7 @@ def event_stream(content: dict) -> bool:
 
 
 def test_every_success_response_of_every_operation_is_typed(client, db):
-    # Issue 17: one definition per response shape, and the document types every route.
+    # One definition per response shape, and the document types every route.
     document = client.get("/api/schema/?format=json").json()
     components = document["components"]["schemas"]
     untyped = []

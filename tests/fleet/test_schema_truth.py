@@ -181,7 +181,7 @@ def test_every_answer_of_every_route_is_documented_with_its_body(document, mailo
                 problems.append(f"{problem} [{credential}{', unknown ids' if unknown else ''}]")
     assert problems == []
     succeeded = [op for op, codes in answered.items() if any(200 <= c < 400 for c in codes)]
-    # 40 of the 84 routes of issue 18 reach a success with a minimal body and the world's ids
+    # 40 of the 84 routes reach a success with a minimal body and the world's ids
     # (the others need a running runtime: their success bodies are pinned by the tests of their
     # app, tests/bodies.py); fewer means the world or the bodies broke, and the check went blind.
     assert len(succeeded) >= 40, sorted(set(answered) - set(succeeded))

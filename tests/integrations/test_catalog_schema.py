@@ -1,4 +1,4 @@
-"""Every catalog entry against the schema DESIGN.md section 12 names."""
+"""Every catalog entry against the schema docs/api.md "Integrations" names."""
 
 from __future__ import annotations
 

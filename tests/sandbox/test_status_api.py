@@ -1,5 +1,5 @@
 """GET /agents/:id/nemoclaw/status from the lifecycle (the runtime itself is asked in
-test_nemoclaw_real): the shape of DESIGN section 13, the key's presence, access."""
+test_nemoclaw_real): the shape of docs/api.md "Sandbox", the key's presence, access."""
 
 from __future__ import annotations
 

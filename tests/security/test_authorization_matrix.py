@@ -335,7 +335,7 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "admin-k8s-cluster-test": {"POST": platform_admin_only},
     "admin-proxmox": {"GET": platform_admin_only, "PATCH": platform_admin_only},
     "admin-proxmox-test": {"POST": platform_admin_only},
-    # User groups and registered targets (issue 14).
+    # User groups and registered targets.
     "admin-user-group-list": {"GET": platform_admin_only, "POST": platform_admin_only},
     "admin-user-group-detail": {"GET": platform_admin_only, "PATCH": platform_admin_only,
                                 "DELETE": platform_admin_only},

@@ -1,4 +1,4 @@
-"""Bundle bombs against the real upload route (issue 28, item 1): each is small on disk and built
+"""Bundle bombs against the real upload route: each is small on disk and built
 here, and is refused early, with the worker's memory and time bounded (loosely: tens of MB, a
 few seconds). Secrets files on import (item 8), the per-user upload throttle and draft quota."""
 

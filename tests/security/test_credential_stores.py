@@ -1,4 +1,4 @@
-"""Issue 28, item 6: the files API and exports deny HOME's credential stores by path, not only
+"""The files API and exports deny HOME's credential stores by path, not only
 the runtime's own secrets by name: a viewer read `home/.git-credentials` and `exec-approvals.json`
 (a socket token). The rule is agents.files.bundle.is_secret_path; the files API's refusal of
 such paths over a real container is tested in tests/agents/files/test_files_api.py."""

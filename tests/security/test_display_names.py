@@ -33,7 +33,7 @@ def test_a_name_of_only_such_characters_is_refused(user):
 
 
 def test_a_deploy_name_loses_them_nul_included(user):
-    # Issue 28 item 13: the contract strips control characters from the deploy name; the input
+    # The contract strips control characters from the deploy name; the input
     # layer refused a NUL with 400 before the name's own rule could drop it.
     response = client_for(user).post("/api/agents/deploy", {"name": DIRTY}, format="json")
 

@@ -1,4 +1,4 @@
-"""Issue 28, item 7: Hermes `.env` injection. The reader split on every Unicode line break and
+"""Hermes `.env` injection. The reader split on every Unicode line break and
 the writer escaped only LF, so a value holding U+2028 wrote `LD_PRELOAD=...` on a line of its own
 at the next sync. Now values with control characters or line breaks are refused at the API
 (400 naming the field), one that was stored earlier is left out of the file, and Fleet reads its

@@ -1,4 +1,4 @@
-"""Issue 28, item 9: the public /api/health named every user's Remote Docker host
+"""The public /api/health named every user's Remote Docker host
 (`remote:<uuid>`) with its state. Anyone but a platform admin's session gets the registered
 targets as totals only; the per-target list is the platform admin's."""
 

@@ -1,4 +1,4 @@
-"""Issue 28, item 10: POST /api/admin/k8s-clusters answered 500 for a kubeconfig whose sections
+"""POST /api/admin/k8s-clusters answered 500 for a kubeconfig whose sections
 had the wrong shapes, and accepted any `server` and `proxy-url` (`proxy-url:
 http://127.0.0.1:6379` was stored). Shapes are checked to 400 (naming `kubeconfig`) and both URLs
 pass fleet.netsafety's outbound rule, on create and on PATCH."""

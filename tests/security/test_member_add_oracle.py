@@ -1,4 +1,4 @@
-"""Issue 28 item 12: adding a member was an oracle of which emails have an account (404 "No user
+"""Adding a member was an oracle of which emails have an account (404 "No user
 has this email address." against 201 with the row). An add is now an invitation: the answer,
 and everything the inviting admin can read afterwards, is the same whether the email has an
 account, has none, or has a deactivated one. The invitee joins by accepting."""

@@ -1,5 +1,5 @@
 """Defects 5, 7 and 13: the admin login, the alert-rule test route and member adds are
-throttled (429 with Retry-After), per the settings' rates. Issue 28 item 4: a legacy channel's
+throttled (429 with Retry-After), per the settings' rates. A legacy channel's
 test route relays mail too, and goes through the alert test's one rule (per tested thing, per
 user across both routes, recipients per hour)."""
 

@@ -1,4 +1,4 @@
-"""Issue 28, item 11 (first half): the gateway of an agent on a Remote Docker host was reached at
+"""The gateway of an agent on a Remote Docker host was reached at
 the host's name, resolved again at connect time without the address check: a name checked at
 registration could later answer 127.0.0.1 (DNS rebinding) and Fleet would send the agent's token
 to its own loopback. The name is now resolved once per connection, checked with the host's one

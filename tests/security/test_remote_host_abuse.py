@@ -1,4 +1,4 @@
-"""Issue 28, item 5: with open signup any user could register any private address and port as a
+"""With open signup any user could register any private address and port as a
 Remote Docker host, then PATCH its password and POST /test without limit, the answer's code
 (`unreachable`, `auth_failed`, ok) an oracle: a port scanner and an SSH password guesser.
 Tests and changes of how a host is reached are throttled per user and per target address;

@@ -1,4 +1,4 @@
-"""Issue 28, item 11 (second half): up to 300 characters of a runtime's error body went into
+"""Up to 300 characters of a runtime's error body went into
 error messages (API answers, `last_error`, events) that viewers read: HTML pages, stack traces,
 provider keys a runtime echoed. Only the runtime's own JSON message is kept, in a short form (one
 line, at most errors.RUNTIME_TEXT_MAX characters) with the call's secrets and anything shaped

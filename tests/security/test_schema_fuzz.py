@@ -2,7 +2,7 @@
 invalid) for every operation of the OpenAPI document Fleet serves, sends them over HTTP to the
 Procfile's own web process (granian serving the async edge, two workers) on loopback serving the test database,
 with a session, a workspace API key or no credential, and every answer must be below 500, with
-every error in the DESIGN body {"error", "code"[, "fields"]}. Requests go out four at a time
+every error in the one error body {"error", "code"[, "fields"]}. Requests go out four at a time
 while the next ones are generated.
 
 At least FUZZ_REQUESTS (10,000; FLEET_FUZZ_REQUESTS overrides) requests per run. Path ids are
@@ -135,7 +135,7 @@ class World:
 
 
 def error_body_problem(response) -> str | None:
-    """Why an answer breaks the contract (5xx, or an error outside the DESIGN body), or None."""
+    """Why an answer breaks the contract (5xx, or an error outside the one error body), or None."""
     if response.status_code >= 500:
         return f"server error {response.status_code}: {response.text[:300]}"
     if response.status_code < 400 or response.request.method == "HEAD":
@@ -147,7 +147,7 @@ def error_body_problem(response) -> str | None:
     except ValueError:
         return f"{response.status_code} without a JSON body: {response.text[:200]!r}"
     if not isinstance(body, dict) or not set(body) <= ERROR_KEYS or not {"error", "code"} <= set(body):
-        return f"{response.status_code} body is not the DESIGN error body: {str(body)[:200]}"
+        return f"{response.status_code} body is not the error body: {str(body)[:200]}"
     if not isinstance(body["error"], str) or not body["error"] or not isinstance(body["code"], str):
         return f"{response.status_code} error body with a bad error or code: {body}"
     return None

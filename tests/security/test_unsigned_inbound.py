@@ -1,4 +1,4 @@
-"""Issue 28 item 3: a legacy channel without its verification secret has no public inbound URL.
+"""A legacy channel without its verification secret has no public inbound URL.
 
 Telegram and generic webhook channels get a secret generated on save, shown once in that save's
 answer and `[REDACTED]` on every read; a Slack channel (whose signing secret is Slack's) and a

@@ -1,4 +1,4 @@
-"""The gateway listener (DESIGN.md section 10): `manage.py gateway_listener`, its own Procfile process.
+"""The gateway listener (docs/patterns.md): `manage.py gateway_listener`, its own Procfile process.
 
 It holds one WebSocket per running OpenClaw agent that a registered hook wants
 (agents.gateway.hooks), reconnects with backoff, records each agent's last sign of life
