@@ -55,7 +55,7 @@ class AgentsConfig(AppConfig):
 
         user_holder_register(agents_holding)  # a user who owns agents is deleted after them
 
-        from .services.engines import engines_report
+        from .services.engine_probe import engines_report
         from .services.workload import internal_url_warning
 
         # The list version's triggers, re-created when missing or outdated (SQLite drops them

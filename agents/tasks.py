@@ -113,8 +113,8 @@ def reconcile_deploys() -> dict:
 
 @shared_task(ignore_result=True)
 def probe_engines() -> dict:
-    """Beat job (every 30 s): probe every engine and registered target (services.engines)."""
-    from .services.engines import engines_probe
+    """Beat job (every 30 s): probe every engine and registered target (services.engine_probe)."""
+    from .services.engine_probe import engines_probe
 
     return engines_probe()
 

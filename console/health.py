@@ -1,6 +1,6 @@
 """The engines and registered targets panel: each target with what the engine probe found.
 
-The periodic probe (agents.services.engines, every 30 s) stores its results; the panel only
+The periodic probe (agents.services.engine_probe, every 30 s) stores its results; the panel only
 reads them, so a dead host never slows the dashboard.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agents.backends import registry
-from agents.services.engines import engines_health
+from agents.services.engine_probe import engines_health
 
 
 @dataclass(frozen=True)

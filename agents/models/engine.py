@@ -1,4 +1,4 @@
-"""What the last probe of each engine or registered target found (agents.services.engines)."""
+"""What the last probe of each engine or registered target found (agents.services.engine_probe)."""
 
 from __future__ import annotations
 

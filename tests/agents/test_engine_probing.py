@@ -7,7 +7,7 @@ import pytest
 
 from agents.backends import registry
 from agents.models import Agent, EngineHealth
-from agents.services.engines import engine_reason_prefix, engines_probe
+from agents.services.engine_probe import engine_reason_prefix, engines_probe
 from agents.services.monitoring import agents_monitor
 from alerts.models import Delivery
 from fleet.celery import app as celery_app

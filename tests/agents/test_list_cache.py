@@ -17,7 +17,7 @@ from agents.api.serializers import AgentListItemOut, WorkspaceRefOut
 from agents.models import Agent, Status, WorkspaceAgent
 from agents.selectors import agent_list
 from agents.services.assignment import workspace_agent_assign
-from agents.services.engines import engine_reason_prefix, engines_probe
+from agents.services.engine_probe import engine_reason_prefix, engines_probe
 from agents.services.provisioning import agent_provision_fail
 from fleet.api.principal import Principal
 from tests.factories.agents import AgentFactory

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from agents.models import AgentSpendDay
-from agents.services.engines import engines_probe
+from agents.services.engine_probe import engines_probe
 from console.navigation import sidebar
 from fleet.events import emit
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory

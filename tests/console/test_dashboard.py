@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from agents.budgets.selectors import budget_counts, budget_states
 from agents.models import Agent, AgentSpendDay, Budget
-from agents.services.engines import engines_probe
+from agents.services.engine_probe import engines_probe
 from console import dashboard
 from console.health import targets_health
 from fleet.events import emit

@@ -21,7 +21,7 @@ import requests
 
 from accounts.tokens import session_token_issue
 from agents.models import Agent, Status
-from agents.services.engines import engine_reason_prefix
+from agents.services.engine_probe import engine_reason_prefix
 from fleet.models import Event
 from tests.factories.accounts import UserFactory
 from tests.faults.stack import private_stack, wait_for
