@@ -1,7 +1,7 @@
 """The legacy adapters, by channel type. Each module has `send(config, secrets, text, target)`;
 those that receive also `verify(config, secrets, headers, body)` (raises SignatureRefused, also
 when the channel has no secret: nothing is accepted unsigned), `parse(payload, headers)` (an
-Inbound, a Handshake or Ignored), `INBOUND_SECRET` (the secret config field `verify` checks
+Inbound, a ChallengeAnswer or Ignored), `INBOUND_SECRET` (the secret config field `verify` checks
 with) and, where Fleet may choose that secret itself, `new_secret()`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from . import discord, email, slack, telegram, webhook
-from .base import Handshake, Ignored, Inbound, SendResult, SignatureRefused
+from .base import ChallengeAnswer, Ignored, Inbound, SendResult, SignatureRefused
 
 ADAPTERS: dict[str, ModuleType] = {
     "webhook": webhook, "telegram": telegram, "slack": slack, "discord": discord, "email": email,
@@ -37,5 +37,5 @@ def inbound_secret_generator(type_: str) -> Callable[[], str] | None:
     return getattr(ADAPTERS.get(type_), "new_secret", None)
 
 
-__all__ = ["ADAPTERS", "Handshake", "Ignored", "Inbound", "SendResult", "SignatureRefused", "adapter_for",
+__all__ = ["ADAPTERS", "ChallengeAnswer", "Ignored", "Inbound", "SendResult", "SignatureRefused", "adapter_for",
            "inbound_secret_field", "inbound_secret_generator", "recipient_count"]

@@ -34,7 +34,7 @@ class Inbound:
 
 
 @dataclass(frozen=True)
-class Handshake:
+class ChallengeAnswer:
     """A provider request that is not a message and wants this exact answer (Slack's url_verification)."""
 
     body: dict

@@ -11,7 +11,7 @@ import requests
 from django.conf import settings
 
 from .base import (
-    Handshake,
+    ChallengeAnswer,
     Ignored,
     Inbound,
     SendResult,
@@ -68,7 +68,7 @@ def verify(config: dict, secrets: dict, headers, body: bytes) -> None:
 
 def parse(payload: dict, headers):
     if payload.get("type") == "url_verification":
-        return Handshake({"challenge": str(payload.get("challenge") or "")})
+        return ChallengeAnswer({"challenge": str(payload.get("challenge") or "")})
     event = payload.get("event") or {}
     if payload.get("type") != "event_callback" or event.get("type") not in ("message", "app_mention"):
         return Ignored("Not a message event.")

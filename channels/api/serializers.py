@@ -168,7 +168,7 @@ class MessageOut(serializers.Serializer):
     created_at = TimestampField()
 
 
-class HandshakeOut(serializers.Serializer):
+class ChallengeAnswerOut(serializers.Serializer):
     challenge = serializers.CharField()
 
 

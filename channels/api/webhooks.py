@@ -19,7 +19,7 @@ from fleet.api.throttling import IPRateThrottle
 from fleet.api.views import PUBLIC, PublicApiView
 
 from .. import services
-from .serializers import HandshakeOut, WebhookAcceptedOut
+from .serializers import ChallengeAnswerOut, WebhookAcceptedOut
 
 
 class ChannelRateThrottle(IPRateThrottle):
@@ -55,7 +55,8 @@ class ChannelWebhookApi(PublicApiView):
         description="Every request is verified by the channel's secret (Telegram's secret token, Slack's signing "
                     "secret, Standard Webhooks); a channel without one answers 409 inbound_secret_missing.",
         request={"application/json": dict},
-        responses={202: WebhookAcceptedOut, 200: OpenApiResponse(HandshakeOut, description="Slack url_verification")},
+        responses={202: WebhookAcceptedOut,
+                   200: OpenApiResponse(ChallengeAnswerOut, description="Slack url_verification")},
     )
     def post(self, request, channel_id):
         channel = services.receiving_channel(channel_id)

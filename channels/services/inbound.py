@@ -23,7 +23,7 @@ from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
 from agents.models import IN_FLIGHT, SERVING, Agent
 from fleet.errors import FleetError, ValidationFailed
 
-from ..adapters import Handshake, Ignored, Inbound, adapter_for, inbound_secret_field, inbound_secret_generator
+from ..adapters import ChallengeAnswer, Ignored, Inbound, adapter_for, inbound_secret_field, inbound_secret_generator
 from ..definitions import RUNTIME_LEGACY, definition_for
 from ..errors import ChannelDisabled, ChannelNotFound, InboundSecretMissing
 from ..models import ChannelMessage, Direction, LegacyChannel, MessageState
@@ -77,7 +77,7 @@ def webhook_receive(*, channel: LegacyChannel, headers, body: bytes) -> Received
     if not isinstance(payload, dict):
         raise ValidationFailed({"body": ["Expected a JSON object."]})
     parsed = adapter.parse(payload, headers)
-    if isinstance(parsed, Handshake):
+    if isinstance(parsed, ChallengeAnswer):
         return Received(handshake=parsed.body)
     if isinstance(parsed, Ignored):
         return Received()
