@@ -33,6 +33,11 @@ class Target:
     sandbox_profiles: tuple[str, ...] = ALL_SANDBOX_PROFILES
     # and, where disk_gb is real storage that can grow but never shrink, why (None: it may shrink).
     disk_shrink_refusal: str | None = None
+    # Who may deploy there (agents.targets.access): anyone (no grant), or the owners of personal
+    # hosts and those they share them with, sessions only (a key never reaches a person's host);
+    # otherwise platform targets, by grant.
+    open_to_all: bool = False
+    personal: bool = False
 
 
 def _docker(execution_target_id: str) -> RuntimeBackend:
@@ -96,15 +101,24 @@ def _uuid_or_none(value: str):
 
 
 TARGETS: dict[str, Target] = {
-    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"]),
+    "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"],
+                     open_to_all=True),
     "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances,
                   disk_shrink_refusal="a Kubernetes volume claim can grow but never shrink"),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances,
+                     personal=True),
     # The contract blocks the nemoclaw profile on proxmox.
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances,
                       sandbox_profiles=("standard",),
                       disk_shrink_refusal="a Proxmox container's root filesystem can grow but never shrink"),
 }
+
+
+# What the rules ask of the table (one row per target: adding a target is a row here).
+DEPLOY_TARGETS = tuple(target.deploy_target for target in TARGETS.values())
+OPEN_KINDS = tuple(kind for kind, target in TARGETS.items() if target.open_to_all)
+PERSONAL_KINDS = tuple(kind for kind, target in TARGETS.items() if target.personal)
+SESSION_ONLY_DEPLOY_TARGETS = tuple(TARGETS[kind].deploy_target for kind in PERSONAL_KINDS)
 
 
 def _target(execution_target_id: str) -> Target | None:

@@ -19,14 +19,13 @@ from fleet.api.principal import Principal
 from fleet.errors import FieldErrors, SessionRequired, ValidationFailed
 
 from ..backends import registry
-from ..models import DeployTarget, RuntimeFamily, SandboxProfile
+from ..models import RuntimeFamily, SandboxProfile
 from ..targets import access as target_access
 
 NAME_MAX_LENGTH = 100
 MIN_VCPU = 0.25
 MIN_RAM_MB = 512
 MIN_DISK_GB = 1
-DEPLOYABLE_TARGETS = (DeployTarget.DOCKER, DeployTarget.K8S, DeployTarget.REMOTE_DOCKER, DeployTarget.PROXMOX)
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ def _placement(principal: Principal, request: DeployRequest) -> tuple[str, str]:
     explicit_id = request.execution_target_id
     implied = explicit_id and registry.deploy_target_of(explicit_id)
     target = request.deploy_target or implied or settings.DEFAULT_DEPLOY_TARGET
-    if target not in DEPLOYABLE_TARGETS:
+    if target not in registry.DEPLOY_TARGETS:
         raise ValidationFailed({"deploy_target": f"'{target}' is not a deploy target."})
     if target not in registry.registered_deploy_targets():
         raise ValidationFailed({"deploy_target": f"The deploy target '{target}' is not available on this server."})

@@ -31,8 +31,6 @@ from workspaces.roles import Role, Scope
 from ..backends import registry
 from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant
 
-OPEN_KINDS = ("docker",)  # no grant needed
-SESSION_ONLY_DEPLOY_TARGETS = ("remote-docker",)
 DEPLOYING_ROLES = tuple(role.label for role in Role if role >= Role.EDITOR)
 # The same words as an id naming nothing (agents.services.selection): a refusal must not tell
 # whether someone else's cluster or host exists.
@@ -45,15 +43,15 @@ def _kind(execution_target_id: str) -> str:
 
 def is_session_only(*, deploy_target: str | None = None, execution_target_id: str | None = None) -> bool:
     """Whether a deploy target family or an execution target id is session-only (Remote Docker)."""
-    if execution_target_id and registry.deploy_target_of(execution_target_id) in SESSION_ONLY_DEPLOY_TARGETS:
+    if execution_target_id and registry.deploy_target_of(execution_target_id) in registry.SESSION_ONLY_DEPLOY_TARGETS:
         return True
-    return deploy_target in SESSION_ONLY_DEPLOY_TARGETS
+    return deploy_target in registry.SESSION_ONLY_DEPLOY_TARGETS
 
 
 def hidden_deploy_targets(principal: Principal) -> tuple[str, ...]:
     """Deploy targets whose agents `principal` never sees, even assigned to its workspace: a
     key sees no session-only (Remote Docker) agent in any list or report."""
-    return SESSION_ONLY_DEPLOY_TARGETS if principal.is_api_key else ()
+    return registry.SESSION_ONLY_DEPLOY_TARGETS if principal.is_api_key else ()
 
 
 def require_session_for_target(principal: Principal, *, deploy_target: str | None = None,
@@ -66,7 +64,7 @@ def require_session_for_target(principal: Principal, *, deploy_target: str | Non
 
 def remote_host_of(execution_target_id: str) -> RemoteHost | None:
     kind, _, concrete = (execution_target_id or "").partition(":")
-    host_id = uuid_or_none(concrete) if kind == "remote" else None
+    host_id = uuid_or_none(concrete) if kind in registry.PERSONAL_KINDS else None
     return RemoteHost.objects.filter(pk=host_id).first() if host_id else None
 
 
@@ -134,9 +132,9 @@ def deploy_refusal(principal: Principal, execution_target_id: str, *, workspace=
     """Why the caller may not deploy to `execution_target_id` now, or None when it may.
     Keys are refused Remote Docker by `require_session_for_target`, which callers run first."""
     kind = _kind(execution_target_id)
-    if kind in OPEN_KINDS:
+    if kind in registry.OPEN_KINDS:
         return None
-    if kind == "remote":
+    if kind in registry.PERSONAL_KINDS:
         if principal.is_api_key:
             return INACCESSIBLE.format(execution_target_id)
         host = remote_host_of(execution_target_id)
@@ -167,13 +165,13 @@ def _instances(kind: str) -> list[str]:
 
 def deployable_targets(principal: Principal, *, workspace=None) -> list[str]:
     """Every execution target id the caller may deploy to now (registered here), sorted."""
-    found = {kind for kind in OPEN_KINDS if registry.is_registered(kind)}
+    found = {kind for kind in registry.OPEN_KINDS if registry.is_registered(kind)}
     # Platform targets: granted ones, or every instance for a platform admin.
     granted = usable_grants(principal, personal=False, workspace=workspace)
     candidates = set(granted.values_list("execution_target_id", flat=True))
     if principal.is_platform_admin:
         for kind in registry.TARGETS:
-            if kind not in OPEN_KINDS:
+            if kind not in registry.OPEN_KINDS:
                 candidates.update(_instances(kind))
     if principal.is_session:
         owned = RemoteHost.objects.filter(owner_id=principal.user.pk).values_list("id", flat=True)

@@ -209,12 +209,12 @@ def test_self_hosted_keeps_explicit_resources_within_limits(user_client):
     assert (body["vcpu"], body["ram_mb"], body["disk_gb"]) == (2.5, 3000, 30)
 
 
-def test_without_operator_defaults_the_fallbacks_apply(user_client, settings):
-    del settings.DEFAULT_VCPU, settings.DEFAULT_RAM_MB, settings.DEFAULT_DISK_GB
+def test_the_defaults_are_the_settings_and_nowhere_else(user_client, settings):
+    settings.DEFAULT_VCPU, settings.DEFAULT_RAM_MB, settings.DEFAULT_DISK_GB = 2, 3072, 15
 
     body = deploy(user_client).json()
 
-    assert (body["vcpu"], body["ram_mb"], body["disk_gb"]) == (1, 1024, 10)
+    assert (body["vcpu"], body["ram_mb"], body["disk_gb"]) == (2, 3072, 15)
 
 
 def test_paas_ignores_resource_fields(user_client, settings):
