@@ -142,8 +142,10 @@ def _stage_and_import(client: docker.DockerClient, recipe: Recipe, digest: str, 
         added = rootfs.add_shared_libraries()
     context.say(f"{recipe.family}: {added} host libraries copied")
     if rootfs.unresolved:
-        # Prebuilt addons for other libcs (musl) name libraries this machine lacks.
-        context.say(f"{recipe.family}: not on this machine, left out: {', '.join(sorted(rootfs.unresolved))}")
+        # Prebuilt addons for other libcs (musl) name libraries this machine lacks: the runtime,
+        # on glibc, never loads those addons. Said once, as what it is, not as a warning.
+        context.say(f"{recipe.family}: {len(rootfs.unresolved)} libraries only other platforms' prebuilt addons use "
+                    f"(never loaded here) left out: {', '.join(sorted(rootfs.unresolved))}")
     changes = [
         *recipe.changes,
         f"LABEL {DIGEST_LABEL}={digest} {FAMILY_LABEL}={recipe.family} {VERSION_LABEL}={recipe.version}",
