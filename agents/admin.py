@@ -14,8 +14,10 @@ the end.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db.models import Prefetch
 from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
@@ -24,7 +26,7 @@ from fleet.admin_base import ModelAdmin, TabularInline
 from fleet.errors import FleetError
 
 from .console import views
-from .console.page import agent_page_context
+from .console.page import BUTTONS, agent_page_context
 from .models import Agent, WorkspaceAgent
 from .services.lifecycle import agent_delete, agent_redeploy, agent_restart, agent_start, agent_stop
 from .stats.admin import AgentStatsChartsMixin
@@ -131,17 +133,28 @@ class AgentAdmin(AgentStatsChartsMixin, ModelAdmin):
     def start(self, request, queryset):
         self._run(request, queryset, agent_start, "start")
 
+    def _confirmed(self, request, queryset, verb: str):
+        """None once the operator confirmed (the page posts `confirmed`), else the page that asks,
+        naming every agent the destructive action would touch."""
+        if request.POST.get("confirmed") == "yes":
+            return None
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "title": BUTTONS[verb].label,
+                   "question": BUTTONS[verb].confirm, "agents": list(queryset), "action": verb,
+                   "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)}
+        return TemplateResponse(request, "admin/agents/agent/confirm_action.html", context)
+
     @admin.action(description="Stop the selected agents")
     def stop(self, request, queryset):
-        self._run(request, queryset, agent_stop, "stop")
+        return self._confirmed(request, queryset, "stop") or self._run(request, queryset, agent_stop, "stop")
 
     @admin.action(description="Restart the selected agents")
     def restart(self, request, queryset):
-        self._run(request, queryset, agent_restart, "restart")
+        return self._confirmed(request, queryset, "restart") or self._run(request, queryset, agent_restart, "restart")
 
     @admin.action(description="Redeploy the selected agents")
     def redeploy(self, request, queryset):
-        self._run(request, queryset, agent_redeploy, "redeploy")
+        return self._confirmed(request, queryset, "redeploy") or self._run(request, queryset, agent_redeploy,
+                                                                             "redeploy")
 
     # -- deleting ---------------------------------------------------------------------------
 

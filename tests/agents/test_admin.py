@@ -27,20 +27,36 @@ def test_search_and_filters_answer(console, tenancy):
     assert console.get("/admin/agents/agent/?status__exact=stopped&deploy_target__exact=docker").status_code == 200
 
 
-def test_the_stop_action_goes_through_the_service(console, tenancy):
-    agent = tenancy.agent(status="queued")
+def test_the_stop_action_asks_first_then_goes_through_the_service(console, tenancy):
+    agent = tenancy.agent(status="queued", name="to-stop")
+    chosen = {"action": "stop", "_selected_action": [str(agent.pk)]}
 
-    console.post("/admin/agents/agent/", {"action": "stop", "_selected_action": [str(agent.pk)]})
+    asked = console.post("/admin/agents/agent/", chosen)
+
+    assert asked.status_code == 200 and 'id="agent-bulk-confirm"' in asked.content.decode()
+    assert "to-stop" in asked.content.decode()
+    assert Agent.objects.get(pk=agent.pk).status == "queued"  # nothing done before the answer
+
+    console.post("/admin/agents/agent/", {**chosen, "confirmed": "yes"})
 
     assert Agent.objects.get(pk=agent.pk).status == "stopped"
     assert Event.objects.filter(agent_id=agent.pk, kind="agent.stopped").exists()
 
 
+def test_starting_is_not_destructive_and_asks_nothing(console, tenancy):
+    agent = tenancy.agent(status="stopped", container_id="")
+
+    response = console.post("/admin/agents/agent/", {"action": "start", "_selected_action": [str(agent.pk)]},
+                            follow=True)
+
+    assert 'id="agent-bulk-confirm"' not in response.content.decode()
+
+
 def test_an_action_the_rules_refuse_is_reported_not_raised(console, tenancy):
     agent = tenancy.agent(status="running")
 
-    response = console.post("/admin/agents/agent/", {"action": "redeploy", "_selected_action": [str(agent.pk)]},
-                            follow=True)
+    response = console.post("/admin/agents/agent/", {"action": "redeploy", "_selected_action": [str(agent.pk)],
+                                                      "confirmed": "yes"}, follow=True)
 
     assert response.status_code == 200
     assert "Could not redeploy" in response.content.decode()
