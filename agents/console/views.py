@@ -33,7 +33,7 @@ from ..selectors import agent_workspace_ids
 from ..services.deploy import agent_deploy
 from ..services.lifecycle import agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
-from ..services.selection import DeployRequest
+from ..services.selection import DeployRequest, resource_adjustments
 from ..terminal.access import terminal_agent
 from ..terminal.serializers import TerminalTicketOut
 from ..terminal.tickets import terminal_ticket_issue
@@ -140,14 +140,19 @@ def agent_deploy_view(model_admin, request):
     principal = Principal(user=request.user)
     form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]))
     if request.method == "POST" and form.is_valid():
+        deploy_request = DeployRequest(**form.request_values())
         try:
-            agent = agent_deploy(principal=principal, request=DeployRequest(**form.request_values()))
+            agent = agent_deploy(principal=principal, request=deploy_request)
         except ValidationFailed as exc:
             form.add_service_errors(exc)
         except FleetError as exc:
             form.add_error(None, exc.message)
         else:
             model_admin.message_user(request, f"{agent.name} is queued for deployment.", messages.SUCCESS)
+            # A value the server changed says so, as the API's `adjusted` does.
+            for field, change in resource_adjustments(deploy_request, agent).items():
+                model_admin.message_user(request, f"{field}: {change['requested']} requested, {change['applied']} "
+                                                  f"applied. {change['why']}", messages.WARNING)
             return HttpResponseRedirect(_change_url(agent.pk))
     context = {**model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
                "title": "Deploy an agent", "form": form, "add": True}

@@ -133,3 +133,12 @@ def test_a_users_and_a_workspaces_pages_list_their_keys_without_the_key(console,
 
     assert "mine" in user_page and "team-claude" in workspace_page
     assert SECRET not in user_page + workspace_page
+
+
+def test_a_deploy_from_the_console_says_which_values_the_server_changed(console, settings):
+    settings.MAX_RAM_MB = 4096
+
+    response = console.post("/admin/agents/agent/add/", {"name": "too-big", "ram_mb": "999999999"}, follow=True)
+
+    page = response.content.decode()
+    assert "ram_mb: 999999999" in page and "4096 applied" in page and "MAX_RAM_MB" in page
