@@ -42,8 +42,9 @@ class DeployForm(ServiceForm):
     deploy_target = forms.ChoiceField(
         choices=_choices([c for c in DeployTarget.choices if c[0] != DeployTarget.EXTERNAL], blank="default (docker)"),
         required=False, widget=UnfoldAdminSelectWidget)
-    execution_target_id = forms.CharField(
-        required=False, widget=TEXT, help_text="A host or cluster (remote:<id>, k8s:<id>) when the target needs one.")
+    execution_target_id = forms.ChoiceField(
+        required=False, widget=UnfoldAdminSelectWidget, label="Where",
+        help_text="The engines, clusters and hosts you may deploy to now; empty: the deploy target's default.")
     sandbox_profile = forms.ChoiceField(choices=_choices(SandboxProfile.choices, blank="default (standard)"),
                                         required=False, widget=UnfoldAdminSelectWidget)
     vcpu = forms.FloatField(required=False, widget=TEXT, help_text=NUMBER_HELP)
@@ -56,9 +57,10 @@ class DeployForm(ServiceForm):
     model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
                                       help_text="Comma-separated, tried in order when the model fails.")
 
-    def __init__(self, *args, keys=(), **kwargs):
+    def __init__(self, *args, keys=(), targets=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model_key"].choices = key_choices(keys, blank="none (the platform default)")
+        self.fields["execution_target_id"].choices = _choices(targets, blank="the default")
 
     def request_values(self) -> dict:
         """The given fields only, as POST /agents/deploy's body would carry them."""

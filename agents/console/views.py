@@ -34,6 +34,7 @@ from ..services.deploy import agent_deploy
 from ..services.lifecycle import agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
 from ..services.selection import DeployRequest, resource_adjustments
+from ..targets.access import deployable_targets, target_label
 from ..terminal.access import terminal_agent
 from ..terminal.serializers import TerminalTicketOut
 from ..terminal.tickets import terminal_ticket_issue
@@ -138,7 +139,8 @@ def agent_deploy_view(model_admin, request):
     """Deploy from the console: the deploy service with the operator as the caller, so the
     same validation, quota and events as POST /api/agents/deploy."""
     principal = Principal(user=request.user)
-    form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]))
+    targets = [(target_id, target_label(target_id)) for target_id in deployable_targets(principal)]
+    form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]), targets=targets)
     if request.method == "POST" and form.is_valid():
         deploy_request = DeployRequest(**form.request_values())
         try:

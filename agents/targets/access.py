@@ -29,6 +29,7 @@ from workspaces.models import Membership
 from workspaces.roles import Role, Scope
 
 from ..backends import registry
+from .k8s_clusters import K8sCluster
 from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant
 
 DEPLOYING_ROLES = tuple(role.label for role in Role if role >= Role.EDITOR)
@@ -182,3 +183,16 @@ def deployable_targets(principal: Principal, *, workspace=None) -> list[str]:
         if can_deploy_to(principal, target_id, workspace=workspace):
             found.add(target_id)
     return sorted(found)
+
+
+def target_label(execution_target_id: str) -> str:
+    """An execution target as people call it: the cluster's or host's name beside its id."""
+    kind, _, concrete = execution_target_id.partition(":")
+    name = None
+    if kind in registry.PERSONAL_KINDS:
+        host = remote_host_of(execution_target_id)
+        name = host and host.name
+    elif concrete:
+        cluster = K8sCluster.objects.filter(pk=uuid_or_none(concrete)).first()
+        name = cluster and cluster.name
+    return f"{name} ({execution_target_id})" if name else execution_target_id

@@ -9,6 +9,7 @@ import pytest
 from agents.models import Agent, AgentModel
 from llm.models import ProviderKey
 from llm.services import key_create
+from tests.factories.targets import make_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -142,3 +143,13 @@ def test_a_deploy_from_the_console_says_which_values_the_server_changed(console,
 
     page = response.content.decode()
     assert "ram_mb: 999999999" in page and "4096 applied" in page and "MAX_RAM_MB" in page
+
+
+def test_the_deploy_form_picks_a_target_by_name_from_those_the_operator_may_use(console):
+    cluster = make_cluster(name="prod-cluster")
+
+    form = console.get("/admin/agents/agent/add/").content.decode()
+    forged = console.post("/admin/agents/agent/add/", {"name": "elsewhere", "execution_target_id": "k8s:nope"})
+
+    assert f"prod-cluster (k8s:{cluster.pk})" in form and 'name="execution_target_id"' in form
+    assert forged.status_code == 200 and not Agent.objects.filter(name="elsewhere").exists()
