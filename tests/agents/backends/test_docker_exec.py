@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from agents.backends import docker_engine
 from agents.backends.base import BackendError, WorkloadMissing
 from tests.agents.backends.support import FakeAgent, spec_for
 
@@ -55,14 +56,12 @@ def test_the_caller_stops_waiting_at_the_timeout(backend, running):
 def test_a_command_quiet_for_longer_than_an_engine_call_may_take_is_read_to_its_end(backend, running, monkeypatch):
     """The engine client's timeout bounds one API call; it once also cut an exec's output stream,
     so a CLI silent for 15 s (waiting on its runtime) lost its output and its exit."""
-    from agents.backends import docker as docker_backend
-
-    monkeypatch.setattr(docker_backend, "API_TIMEOUT", 1)
-    docker_backend._clients.clear()  # a client with the short timeout
+    monkeypatch.setattr(docker_engine, "API_TIMEOUT", 1)
+    docker_engine._clients.clear()  # a client with the short timeout
     try:
         result = backend.exec(running, ["sh", "-c", "echo first; sleep 2.5; echo last"], timeout=20, max_output=1000)
     finally:
-        docker_backend._clients.clear()
+        docker_engine._clients.clear()
 
     assert (result.exit_code, result.output) == (0, b"first\nlast\n")
 
