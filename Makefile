@@ -52,9 +52,11 @@ TEST_WORKERS ?= 3
 test: install
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# The lint rules are in pyproject.toml ([tool.ruff]); CI runs this before the tests.
+# The lint rules and the import layers are in pyproject.toml ([tool.ruff], [tool.importlinter]);
+# CI runs this before the tests.
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # Benchmarks print figures; they are never part of the test suite.
 bench: install
