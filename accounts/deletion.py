@@ -44,6 +44,15 @@ class UserHoldings:
 Holder = Callable[[User], UserHoldings]
 _holders: list[Holder] = []
 
+NAMED_AT_MOST = 10  # a refusal names this many things, then counts the rest
+
+
+def named(objects) -> str:
+    """"'a', 'b' and 3 more": the things (anything with a `name`) a holder's line names."""
+    names = [f"'{item.name}'" for item in objects[:NAMED_AT_MOST]]
+    more = len(objects) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more else "")
+
 
 def user_holder_register(holder: Holder) -> None:
     """Called from an AppConfig.ready(); registering the same holder twice is a no-op."""

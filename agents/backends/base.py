@@ -18,6 +18,10 @@ LABEL_MANAGED = "fleet.managed"
 GATEWAY_PORT = 18789
 
 
+
+class UnknownTarget(ValueError):
+    """No registered backend serves this execution target id."""
+
 class BackendError(Exception):
     """A backend operation failed. `transient` errors are worth retrying; a backend may set
     it on one instance (an engine's 5xx answer is transient, its 4xx is not)."""

@@ -11,12 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.backends.base import RuntimeBackend
-
-
-class UnknownTarget(ValueError):
-    """No registered backend serves this execution target id."""
-
+from agents.backends.base import RuntimeBackend, UnknownTarget
 
 ALL_SANDBOX_PROFILES = ("standard", "nemoclaw")
 

@@ -23,8 +23,8 @@ from django.db import connection, transaction
 
 from fleet.values import env_value_allowed
 
+from ..backends.engine import engine_call
 from ..models import Agent
-from ..services.engine import engine_call
 
 logger = logging.getLogger(__name__)
 

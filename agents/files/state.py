@@ -1,6 +1,6 @@
 """The agent's state folder through its backend: list, read, write, delete, export.
 
-All go through agents.services.engine's door; the backend's own refusals become the errors of
+All go through agents.backends.engine's door; the backend's own refusals become the errors of
 .errors (a path out of the state folder 400, a missing one 404, a file over the cap 413). A
 target whose backend lacks the operations answers 409 unsupported.
 """
@@ -16,9 +16,9 @@ from django.conf import settings
 from fleet.errors import NoContainer, NoContainerToInspect
 
 from ..backends.base import FileEntry, FileTooLarge, NotAFile, PathRefused, StateFiles, StatePath
+from ..backends.engine import engine_call
 from ..backends.registry import is_registered
 from ..models import Agent
-from ..services.engine import engine_call
 from .bundle import is_secret_path
 from .errors import FilesUnsupported, FileTooLargeToRead, PathOutsideState, SecretFile, StatePathMissing
 

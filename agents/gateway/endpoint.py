@@ -17,6 +17,7 @@ from django.conf import settings
 
 from fleet import netsafety
 
+from ..backends.engine import engine_call
 from ..models import SERVING, Agent, Status
 from ..tokens import weak_token_reason
 from .errors import AgentNotRunning, GatewayUnreachable, GatewayUnsupported
@@ -109,8 +110,6 @@ def _adopted(agent: Agent, family: Family, token: str) -> Endpoint:
 
 
 def _provisioned(agent: Agent, family: Family, token: str) -> Endpoint:
-    from ..services.engine import engine_call  # services import this package: import when used
-
     host, port = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True)
     return Endpoint(family=family, scheme="http", host=host.strip("[]"), port=int(port), token=token,
                     agent_id=str(agent.pk))

@@ -24,11 +24,11 @@ from fleet.errors import Conflict
 from llm import providers
 from llm.selectors import base_url_of
 
+from ..backends.engine import engine_call
 from ..files.dotenv import state_files_lock
 from ..gateway import gateway_for
 from ..gateway.families import family_of
 from ..models import Agent, SandboxProfile
-from ..services.engine import engine_call
 from ..usage.rates import RateBook
 from .choice import ModelChoice
 

@@ -8,9 +8,9 @@ from datetime import datetime
 from fleet.errors import NoContainerToInspect
 
 from ..backends.base import LogLine, WorkloadLogs
+from ..backends.engine import engine_call
 from ..backends.registry import is_registered
 from ..models import Agent
-from ..services.engine import engine_call
 from .errors import LogsUnsupported
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from accounts.deletion import UserHoldings
+from accounts.deletion import UserHoldings, named
 from fleet.errors import (
     Conflict,
     DaemonUnreachable,
@@ -24,13 +24,13 @@ from fleet.errors import (
 )
 
 from ..backends.base import BackendError
+from ..backends.engine import CONTAINER_GONE, backend_of, engine_call
 from ..events import agent_event
 from ..gateway import GatewayUnsupported, gateway_for
 from ..models import IN_FLIGHT, SERVING, Agent, Status
 from ..proxy.hosts import proxy_origin
 from ..selectors import AGENT_NOT_FOUND, agent_workspace_ids
 from .deploy import provisioning_enqueue, publishes_after_commit
-from .engine import CONTAINER_GONE, backend_of, engine_call
 from .transitions import node_record, status_swap
 
 logger = logging.getLogger(__name__)
@@ -156,23 +156,13 @@ def agent_delete(*, agent: Agent) -> None:
     agent.delete()
 
 
-NAMED_AT_MOST = 10  # a refusal names this many agents, then counts the rest
-
-
-def named_agents(agents) -> str:
-    """'a', 'b' and 3 more: the agents a refusal names."""
-    names = [f"'{agent.name}'" for agent in agents[:NAMED_AT_MOST]]
-    more = len(agents) - len(names)
-    return ", ".join(names) + (f" and {more} more" if more else "")
-
-
 def agents_holding(user) -> UserHoldings:
     """accounts.deletion holder: a user who owns agents is not deleted before them, since only
     agent_delete removes their workloads (registered by AgentsConfig.ready)."""
     agents = list(Agent.objects.filter(owner_id=user.pk).order_by("name", "id"))
     if not agents:
         return UserHoldings()
-    return UserHoldings(blockers=(f"their agents {named_agents(agents)}",), held=tuple(agents))
+    return UserHoldings(blockers=(f"their agents {named(agents)}",), held=tuple(agents))
 
 
 def _remove_leftover_state(agent: Agent) -> None:

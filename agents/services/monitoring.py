@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from django.db.models import F
 
 from ..backends.base import BackendError
+from ..backends.engine import backend_of
 from ..events import agent_event
 from ..gateway import gateway_readiness
 from ..models import SERVING, Agent, Status
-from .engine import backend_of
 from .handshake import agent_handshake
 from .transitions import node_record, status_swap
 

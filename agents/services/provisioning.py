@@ -28,13 +28,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..backends.base import BackendError, BackendUnreachable, LiveState, Placement, RuntimeBackend
+from ..backends.engine import backend_of
 from ..deploy_progress import CREATING, HANDSHAKE, PREPARING, WAITING, deploy_step_set
 from ..events import agent_event
 from ..files.restore import RestoreImpossible, migration_state_restore
 from ..gateway import gateway_readiness
 from ..models import Agent, Status
 from ..tokens import usage_token_digest, usage_token_for
-from .engine import backend_of
 from .handshake import agent_handshake
 from .transitions import node_record, status_swap
 from .workload import workload_spec_build

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agents.backends.base import StatsSnapshot
+from agents.backends.engine import engine_call
 from agents.models import Agent
-from agents.services.engine import engine_call
 from fleet.errors import NoContainerToInspect
 
 from .history import history_records

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from agents.backends.engine import backend_of
 from agents.models import SERVING, Agent, StatsSample
-from agents.services.engine import backend_of
 
 from . import coordination
 from .sampler import Limits, StatsSource, collect

@@ -30,7 +30,7 @@ from workspaces.roles import Role, Scope
 
 from ..backends import registry
 from .k8s_clusters import K8sCluster
-from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant
+from .models import GranteeKind, HostStatus, RemoteHost, TargetGrant, remote_host_of
 
 DEPLOYING_ROLES = tuple(role.label for role in Role if role >= Role.EDITOR)
 # The same words as an id naming nothing (agents.services.selection): a refusal must not tell
@@ -61,12 +61,6 @@ def require_session_for_target(principal: Principal, *, deploy_target: str | Non
     this rule lives (deploy, existing agents, host routes)."""
     if principal.is_api_key and is_session_only(deploy_target=deploy_target, execution_target_id=execution_target_id):
         raise SessionRequired("Remote Docker is session-only; workspace API keys are refused.")
-
-
-def remote_host_of(execution_target_id: str) -> RemoteHost | None:
-    kind, _, concrete = (execution_target_id or "").partition(":")
-    host_id = uuid_or_none(concrete) if kind in registry.PERSONAL_KINDS else None
-    return RemoteHost.objects.filter(pk=host_id).first() if host_id else None
 
 
 def _deploying_workspaces(principal: Principal, workspace=None) -> list[UUID]:

@@ -8,7 +8,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from fleet.api.fields import uuid_or_none
 from fleet.crypto import EncryptedTextField
+
+from ..backends.registry import PERSONAL_KINDS
 
 EXECUTION_TARGET_ID_LENGTH = 100  # agents.Agent.execution_target_id
 
@@ -123,6 +126,15 @@ class RemoteHost(models.Model):
     @property
     def is_platform(self) -> bool:
         return self.owner_id is None
+
+
+
+
+def remote_host_of(execution_target_id: str) -> RemoteHost | None:
+    """The host `remote:<host-id>` names, or None (any other id, or no such host)."""
+    kind, _, concrete = (execution_target_id or "").partition(":")
+    host_id = uuid_or_none(concrete) if kind in PERSONAL_KINDS else None
+    return RemoteHost.objects.filter(pk=host_id).first() if host_id else None
 
 
 from .k8s_clusters import K8sCluster  # noqa: E402, F401 - the Kubernetes cluster registry

@@ -14,12 +14,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from accounts.deletion import UserHoldings
+from accounts.deletion import UserHoldings, named
 from fleet import netsafety
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
@@ -28,7 +27,9 @@ from workspaces.access import workspace_access
 from workspaces.models import Workspace
 from workspaces.roles import Role
 
+from ..backends.remote_docker import allow_private, allowed_networks, ssh_docker_client, ssh_endpoint_of, stored_secret
 from ..backends.ssh_endpoint import InvalidPrivateKey, SshEndpoint, SshFailure, host_addresses
+from ..models import Agent
 from . import grants as target_grants
 from .access import usable_remote_hosts
 from .host_limits import require_host_registration
@@ -47,30 +48,6 @@ CONNECTION_FIELDS = ("host", "port", "username", "auth_type", "private_key", "pa
 class HostInUse(Conflict):
     code = "host_in_use"
     default_message = "Agents still run on this host; delete or move them first."
-
-
-def _allow_private() -> bool:
-    """As adopt: paas reaches public hosts only; self-hosted also private networks. Loopback,
-    link-local and metadata addresses never (unless OUTBOUND_ALLOWED_HOSTS names them)."""
-    return settings.PLATFORM_MODE != "paas"
-
-
-def _allowed_networks() -> tuple[str, ...]:
-    """REMOTE_HOST_ALLOWED_NETWORKS: every address of a host must lie in one of them."""
-    return tuple(settings.REMOTE_HOST_ALLOWED_NETWORKS)
-
-
-def ssh_endpoint_of(host: RemoteHost) -> SshEndpoint:
-    return SshEndpoint(
-        host=host.host, port=host.port, username=host.username, auth_type=host.auth_type,
-        docker_socket=host.docker_socket, pinned_fingerprint=host.host_key_fingerprint,
-        allow_private=_allow_private(), allowed_networks=_allowed_networks(), private_key=_secret(host.private_key),
-        passphrase=_secret(host.passphrase), password=_secret(host.password),
-    )
-
-
-def _secret(value) -> str | None:
-    return value if isinstance(value, str) and value else None  # None, or an UndecryptableSecret
 
 
 # -- reads ----------------------------------------------------------------------------------------
@@ -135,7 +112,7 @@ def _clean_host(value: str) -> str:
 
 def _check_reachable_rule(host: str, port: int) -> None:
     try:
-        host_addresses(host, port, allow_private=_allow_private(), allowed_networks=_allowed_networks())
+        host_addresses(host, port, allow_private=allow_private(), allowed_networks=allowed_networks())
     except netsafety.UnsafeTarget as exc:
         raise ValidationFailed({"host": f"{exc} (REMOTE_HOST_ALLOWED_NETWORKS and the outbound rule)"}) from None
 
@@ -170,9 +147,9 @@ def _auth_fields(auth: dict, current: RemoteHost | None) -> dict:
         if not _given(private_key):
             if not same_type:
                 raise ValidationFailed({"auth.privateKey": "A private key is required for key authentication."})
-            private_key = _secret(current.private_key)
+            private_key = stored_secret(current.private_key)
             if not _given(passphrase) and passphrase != "":
-                passphrase = _secret(current.passphrase)
+                passphrase = stored_secret(current.passphrase)
         passphrase = passphrase if _given(passphrase) else None
         if len(private_key or "") > MAX_PRIVATE_KEY or len(passphrase or "") > MAX_SECRET:
             raise ValidationFailed({"auth.privateKey": "The private key or passphrase is too long."})
@@ -187,7 +164,7 @@ def _auth_fields(auth: dict, current: RemoteHost | None) -> dict:
     if not _given(password):
         if not same_type:
             raise ValidationFailed({"auth.password": "A password is required for password authentication."})
-        password = _secret(current.password)
+        password = stored_secret(current.password)
     if not password or len(password) > MAX_SECRET:
         raise ValidationFailed({"auth.password": f"Give a password of 1 to {MAX_SECRET} characters."})
     return {"auth_type": auth_type, "private_key": None, "passphrase": None, "password": password}
@@ -260,8 +237,6 @@ def remote_host_update(*, host: RemoteHost, data: dict, grants: dict | None = No
 
 @transaction.atomic
 def remote_host_delete(*, host: RemoteHost) -> None:
-    from agents.models import Agent
-
     if Agent.objects.filter(execution_target_id=host.execution_target_id).exists():
         raise HostInUse()
     target_grants.target_grants_delete(execution_target_id=host.execution_target_id)
@@ -272,9 +247,6 @@ def remote_hosts_holding(user) -> UserHoldings:
     """accounts.deletion holder: a user's hosts that agents still use keep the user until those
     agents are deleted (anyone's: a shared host runs others' agents too); idle hosts go with the
     user through remote_host_delete (with their grants). Registered by TargetsConfig.ready."""
-    from agents.models import Agent
-    from agents.services.lifecycle import named_agents
-
     hosts = list(RemoteHost.objects.filter(owner_id=user.pk).order_by("name", "id"))
     if not hosts:
         return UserHoldings()
@@ -285,7 +257,7 @@ def remote_hosts_holding(user) -> UserHoldings:
     in_use = [host for host in hosts if host.execution_target_id in agents_on]
     idle = [host for host in hosts if host.execution_target_id not in agents_on]
     blockers = tuple(f"the agents on their Remote Docker host '{host.name}': "
-                     f"{named_agents(agents_on[host.execution_target_id])}" for host in in_use)
+                     f"{named(agents_on[host.execution_target_id])}" for host in in_use)
 
     def release() -> None:
         for host in idle:
@@ -318,7 +290,6 @@ def _ssh_failure_in(exc: BaseException) -> SshFailure | None:
 def _probe(endpoint: SshEndpoint) -> tuple[str, str]:
     """(host key fingerprint, Docker version) over a fresh connection; SshFailure or a docker
     error otherwise. Connects without a pin only when the host has none yet."""
-    from ..backends.remote_docker import ssh_docker_client
     from ..backends.ssh import SshTunnel
 
     tunnel = SshTunnel(endpoint, require_pin=False)

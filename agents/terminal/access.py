@@ -13,10 +13,10 @@ from fleet.errors import Conflict, NoContainerToInspect, SessionRequired
 from workspaces.roles import Role
 
 from ..backends.base import BackendError, WorkloadTerminal
+from ..backends.engine import backend_of, engine_error
 from ..gateway.errors import AgentNotRunning
 from ..models import SERVING, Agent
 from ..selectors import agent_access
-from ..services.engine import backend_of, engine_error
 
 TERMINAL_ROLE = Role.ADMIN
 STREAM_KIND = "terminal"  # the stream leases terminals hold (fleet.edge.streams)

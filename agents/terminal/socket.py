@@ -24,9 +24,9 @@ from fleet.errors import FleetError, InvalidCredentials
 from workspaces.principals import principal_from_ref, principal_ref
 
 from ..backends.base import BackendError, WorkloadNotRunning, WorkloadTerminal
+from ..backends.engine import engine_error
 from ..gateway.errors import AgentNotRunning
 from ..models import SERVING, Agent, TerminalEnd, TerminalVia
-from ..services.engine import engine_error
 from .access import STREAM_KIND, terminal_agent, terminal_backend
 from .records import terminal_session_end, terminal_session_seen, terminal_session_start
 from .relay import relay

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from agents.backends.engine import workload_exec
 from agents.gateway import GatewayError
 from agents.models import Agent
-from agents.services.engine import workload_exec
 
 from ..definitions import Definition
 from ..errors import LoginNotAvailable

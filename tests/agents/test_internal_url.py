@@ -13,10 +13,10 @@ import requests
 from django.core import checks
 from django.core.management import call_command, get_commands, load_command_class
 
+from agents.backends.engine import workload_exec
 from agents.checks import check_internal_url
 from agents.models import Agent
 from agents.services.deploy import agent_deploy
-from agents.services.engine import workload_exec
 from agents.services.selection import DeployRequest
 from agents.services.workload import fleet_internal_url, internal_url_warning, usage_url
 from fleet import web

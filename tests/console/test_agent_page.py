@@ -11,9 +11,9 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
+from agents.backends.engine import backend_of
 from agents.deploy_progress import PULLING, deploy_step_set
 from agents.models import Agent
-from agents.services.engine import backend_of
 from fleet.models import Event
 from tests.factories.agents import place_on_engine
 from tests.infra.asgi import edge_stream

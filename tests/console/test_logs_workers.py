@@ -16,7 +16,7 @@ import requests
 from django.conf import settings
 from django.test import Client
 
-from agents.services.engine import backend_of
+from agents.backends.engine import backend_of
 from fleet.models import StreamLease
 from tests.factories.accounts import AdminFactory
 from tests.factories.agents import place_on_engine

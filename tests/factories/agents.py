@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import factory
 
+from agents.backends.engine import backend_of
 from agents.budgets.services import budget_upsert
 from agents.models import Agent, Budget, StatsSample, Status, WorkspaceAgent
 from agents.services.assignment import workspace_agent_assign
-from agents.services.engine import backend_of
 from agents.services.workload import workload_spec_build
 from agents.tokens import usage_token_for
 from fleet.api.principal import Principal

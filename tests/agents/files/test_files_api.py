@@ -22,7 +22,7 @@ MB = 1024 * 1024
 def agent(tenancy, docker_settings):
     agent = place_on_engine(tenancy.agent(name="files-agent"))
     yield agent
-    from agents.services.engine import backend_of
+    from agents.backends.engine import backend_of
 
     backend_of(agent).remove(agent)
 

@@ -10,8 +10,8 @@ import tarfile
 
 import pytest
 
+from agents.backends.engine import backend_of
 from agents.models import Agent
-from agents.services.engine import backend_of
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.agents import make_budget
 from tests.infra.docker import exec_in

@@ -74,7 +74,7 @@ def test_an_unreachable_engine_is_502(tenancy, settings):
 def agent(tenancy, docker_settings):
     agent = place_on_engine(tenancy.agent(name="logs-agent"))
     yield agent
-    from agents.services.engine import backend_of
+    from agents.backends.engine import backend_of
 
     backend_of(agent).remove(agent)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from agents.backends.engine import workload_exec
 from agents.backends.registry import backend_for
 from agents.models import Agent, WorkspaceAgent
-from agents.services.engine import workload_exec
 from tests.agents.runtimes.support import runtime_image
 from tests.factories.accounts import UserFactory
 from tests.infra.sshd import SshServer

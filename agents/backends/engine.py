@@ -16,9 +16,9 @@ from typing import TypeVar
 
 from fleet.errors import DaemonUnreachable, FleetError, NoContainer, NoContainerToInspect
 
-from ..backends.base import BackendError, BackendUnreachable, ExecResult, RuntimeBackend, WorkloadMissing
-from ..backends.registry import UnknownTarget, backend_for
 from ..models import Agent
+from .base import BackendError, BackendUnreachable, ExecResult, RuntimeBackend, WorkloadMissing
+from .registry import UnknownTarget, backend_for
 
 T = TypeVar("T")
 
