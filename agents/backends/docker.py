@@ -338,9 +338,11 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             container = self._require(agent)
             uid, gid = image_user(container.attrs)
             buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w") as archive:
+            # PAX, for a modification time to the nanosecond: runtimes that re-read a file when its
+            # (mtime, size) changes (Hermes's config.yaml) must see two writes in one second.
+            with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
                 info = tarfile.TarInfo(posixpath.basename(target))
-                info.size, info.mode, info.uid, info.gid, info.mtime = len(data), mode, uid, gid, int(time.time())
+                info.size, info.mode, info.uid, info.gid, info.mtime = len(data), mode, uid, gid, time.time()
                 archive.addfile(info, io.BytesIO(data))
             if not container.put_archive(posixpath.dirname(target), buffer.getvalue()):
                 raise BackendError(f"The Docker engine refused to write {target}.")

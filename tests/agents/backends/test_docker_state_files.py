@@ -32,6 +32,17 @@ def test_writing_again_replaces_the_file(backend, deployed):
     assert backend.read_state_file(deployed, ".env") == b"second"
 
 
+def test_two_writes_of_one_size_within_a_second_have_two_modification_times(backend, docker_engine, deployed):
+    # Hermes re-reads config.yaml when its (mtime_ns, size) changes: a model switched to a name
+    # of the same length, written within the second, must still look changed.
+    backend.write_state_file(deployed, "config.yaml", b"model: a-1\n")
+    first = _exec(docker_engine, deployed.container_id, "stat -c %y /state/config.yaml")
+    backend.write_state_file(deployed, "config.yaml", b"model: a-2\n")
+    second = _exec(docker_engine, deployed.container_id, "stat -c %y /state/config.yaml")
+
+    assert first != second
+
+
 def test_a_missing_file_reads_as_none(backend, deployed):
     assert backend.read_state_file(deployed, "no-such-file") is None
 
