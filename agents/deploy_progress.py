@@ -2,7 +2,7 @@
 provisioning job, or the backend it drives, has reached, kept briefly in the cache.
 
 Steps are written by agents.services.provisioning (and by a backend that pulls or builds an
-image: `deploy_step_set(agent_id, PULLING)`); nothing here is needed for the deploy itself,
+image, through the WorkloadSpec's `on_step`); nothing here is needed for the deploy itself,
 so a cache failure never fails one.
 """
 
@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
+from agents.backends.base import STEP_CREATING, STEP_PULLING
+
 logger = logging.getLogger(__name__)
 
 QUEUED = "queued"
 PREPARING = "preparing"
-PULLING = "pulling"
-CREATING = "creating"
+PULLING, CREATING = STEP_PULLING, STEP_CREATING  # the steps a backend reports itself
 WAITING = "waiting"
 HANDSHAKE = "handshake"
 STEPS: tuple[tuple[str, str], ...] = (

@@ -30,7 +30,7 @@ def _batch(models) -> dict:
 def _agent_client(agent):
     from django.test import Client
 
-    from agents.tokens import usage_token_digest, usage_token_for
+    from agents.gateway.tokens import usage_token_digest, usage_token_for
 
     token = usage_token_for(agent)
     agent.usage_token_digest = usage_token_digest(token)

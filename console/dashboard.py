@@ -11,7 +11,7 @@ from django.utils import timezone
 from agents.budgets.selectors import BudgetCounts, MonthlySpend, budget_counts, top_monthly_spenders
 from agents.models import Agent, AgentSpendDay
 from agents.models.agent import PausedReason, Status
-from agents.usage.money import micros_to_usd
+from agents.models.money import micros_to_usd
 from alerts.models import Delivery, DeliveryStatus
 from fleet.models import Event
 

@@ -19,6 +19,14 @@ GATEWAY_PORT = 18789
 
 
 
+# The steps of creating a workload that a backend reports through WorkloadSpec.on_step.
+STEP_PULLING, STEP_CREATING = "pulling", "creating"
+
+# The user every runtime image runs as (agents.images builds them so): not 1000, which is often a
+# person's account on the host.
+RUNTIME_UID = 10001
+
+
 class UnknownTarget(ValueError):
     """No registered backend serves this execution target id."""
 
@@ -53,6 +61,9 @@ class WorkloadSpec:
     ram_mb: int
     disk_gb: int
     gateway_port: int = GATEWAY_PORT  # the port the runtime listens on inside the workload
+    # Told each step a backend reaches on its own (STEP_PULLING, STEP_CREATING): the deploy's
+    # progress, which the agent services keep (agents.deploy_progress).
+    on_step: Callable[[str], None] = field(default=lambda step: None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

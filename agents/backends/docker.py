@@ -35,6 +35,8 @@ from agents.backends import docker_stats
 from agents.backends.base import (
     LABEL_AGENT_ID,
     LABEL_MANAGED,
+    STEP_CREATING,
+    STEP_PULLING,
     BackendError,
     ExecResult,
     ExecSession,
@@ -58,7 +60,6 @@ from agents.backends.docker_logs import DockerLogs
 from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 from agents.backends.terminal import ThreadedExecSession, new_marker, shell_argv
-from agents.deploy_progress import CREATING, PULLING, deploy_step_set
 from agents.gateway.families import FAMILIES, GATEWAY_BIND_VARIABLE, STATE_PATH
 
 # The variable each runtime reads its gateway's listen port from.
@@ -472,8 +473,8 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         try:
             return client.containers.create(**options)
         except docker_errors.ImageNotFound:
-            self._pull(client, spec.image, spec.agent_id)
-            deploy_step_set(spec.agent_id, CREATING)
+            self._pull(client, spec)
+            spec.on_step(STEP_CREATING)
             return client.containers.create(**options)
         except docker_errors.NotFound as exc:
             # Not our container missing: something the container needs (a network, a volume).
@@ -485,8 +486,9 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         labels = {**settings.DOCKER_CONTAINER_LABELS, LABEL_AGENT_ID: spec.agent_id, LABEL_MANAGED: "true"}
         client.volumes.create(name=state_volume_name(spec.agent_id), labels=labels)
 
-    def _pull(self, client: docker.DockerClient, image: str, agent_id: str) -> None:
-        deploy_step_set(agent_id, PULLING)
+    def _pull(self, client: docker.DockerClient, spec: WorkloadSpec) -> None:
+        image = spec.image
+        spec.on_step(STEP_PULLING)
         try:
             client.images.pull(image)
         except docker_errors.APIError as exc:

@@ -313,7 +313,7 @@ class DockerStateFiles:
             try:
                 helper = client.containers.create(spec.image, **options)
             except docker_errors.ImageNotFound:
-                self._pull(client, spec.image, spec.agent_id)  # as `create` does: the workload needs it next anyway
+                self._pull(client, spec)  # as `create` does: the workload needs it next anyway
                 helper = client.containers.create(spec.image, **options)
             try:
 

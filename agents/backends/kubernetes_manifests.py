@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agents.backends.base import LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
+from agents.backends.base import LABEL_AGENT_ID, LABEL_MANAGED, RUNTIME_UID, WorkloadSpec
 from agents.gateway.families import FAMILIES, STATE_PATH
-from agents.images.rootfs import RUNTIME_UID
 
 CONTAINER = "runtime"
 GATEWAY_PORT_NAME = "gateway"

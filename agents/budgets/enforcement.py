@@ -24,8 +24,8 @@ from django.utils import timezone
 
 from ..events import agent_event
 from ..models import SERVING, Agent, Budget, PausedReason, WorkspaceAgent
+from ..models.money import micros_to_usd
 from ..services.lifecycle import agent_stop
-from ..usage.money import micros_to_usd
 from .selectors import BudgetState, budget_states
 from .serializers import BudgetOut
 from .tasks import pause_over_budget

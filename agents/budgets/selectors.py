@@ -17,7 +17,7 @@ from django.utils import timezone
 from fleet.errors import NotFound
 
 from ..models import Agent, AgentSpendDay, Budget, BudgetPeriod
-from ..usage.money import micros_to_usd
+from ..models.money import micros_to_usd
 from .periods import PeriodWindow, period_windows
 
 PERIOD_ORDER = {period: index for index, period in enumerate(BudgetPeriod.values)}

@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from ..models import Agent, Budget
-from ..usage.money import usd_to_micros
+from ..models.money import usd_to_micros
 from .enforcement import budget_check_agent
 from .selectors import budget_state
 

@@ -19,9 +19,9 @@ from fleet import netsafety
 
 from ..backends.engine import engine_call
 from ..models import SERVING, Agent, Status
-from ..tokens import weak_token_reason
 from .errors import AgentNotRunning, GatewayUnreachable, GatewayUnsupported
 from .families import Family, family_of
+from .tokens import weak_token_reason
 
 # `allow_starting`: a deploy whose workload is being started answers too.
 STARTING = (Status.DEPLOYING,)

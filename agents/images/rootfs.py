@@ -10,6 +10,8 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from agents.backends.base import RUNTIME_UID
+
 ELF_MAGIC = b"\x7fELF"
 # Debian's merged-/usr layout, so a library ldd names as /lib/... or /usr/lib/... lands in one
 # place and the dynamic loader finds it in its built-in search path without an ld.so.cache.
@@ -25,7 +27,6 @@ SHELL_PROGRAMS = ("bash", "env", "cat", "ls", "mkdir", "mv", "cp", "rm", "ln", "
                   "tail", "wc", "sort", "tr", "grep", "sed", "find", "id", "date", "sleep", "uname")
 
 RUNTIME_USER = "agent"
-RUNTIME_UID = 10001  # not 1000, which is often a person's account on the host
 
 
 class RootfsError(RuntimeError):

@@ -7,9 +7,8 @@ from decimal import Decimal
 
 from django.db import models
 
-from agents.usage.money import micros_to_usd
-
 from .agent import Agent
+from .money import micros_to_usd
 
 DEFAULT_SOFT_THRESHOLD_PCT = Decimal(80)
 

@@ -16,9 +16,9 @@ from fleet.errors import ValidationFailed
 
 from ..backends.base import GATEWAY_PORT
 from ..events import agent_event
+from ..gateway.tokens import weak_token_reason
 from ..models import Agent, DeployTarget, RuntimeFamily, Status
 from ..tasks import first_handshake
-from ..tokens import weak_token_reason
 from .billing import agent_quota_check
 from .deploy import key_workspace_assign
 from .selection import clean_name

@@ -18,11 +18,11 @@ from workspaces.roles import Role
 from ..events import agent_event
 from ..files.drafts import migration_draft_consume, migration_draft_get
 from ..files.migrate import migrated_settings_apply, request_from_manifest
+from ..gateway.tokens import gateway_token_generate
 from ..llm_model.services import agent_model_store, deploy_model_check
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
 from ..tasks import provision_agent
-from ..tokens import gateway_token_generate
 from .billing import agent_quota_check
 from .idempotency import DeployKey, deploy_key_record
 from .selection import DeployRequest, check_migration_draft_id, deploy_plan_resolve, refuse_session_only_for_keys

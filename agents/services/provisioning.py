@@ -9,7 +9,7 @@ Guards that make the job safe to run twice (acks_late redelivery, retries):
 - the claim is a compare-and-swap queued -> deploying; a job finding `deploying` is a
   redelivery or retry of the same job and continues; any other status means nothing to do;
 - `backend.create` is idempotent by the `fleet.agent_id` label, and the usage token is
-  derived (agents.tokens.usage_token_for), so a rerun injects the same secrets;
+  derived (agents.gateway.tokens.usage_token_for), so a rerun injects the same secrets;
 - every status write after the claim is made under the row lock and only from `deploying`:
   a stop that landed meanwhile wins, and the job leaves the workload stopped (a delete: removed).
 
@@ -33,8 +33,8 @@ from ..deploy_progress import CREATING, HANDSHAKE, PREPARING, WAITING, deploy_st
 from ..events import agent_event
 from ..files.restore import RestoreImpossible, migration_state_restore
 from ..gateway import gateway_readiness
+from ..gateway.tokens import usage_token_digest, usage_token_for
 from ..models import Agent, Status
-from ..tokens import usage_token_digest, usage_token_for
 from .handshake import agent_handshake
 from .transitions import node_record, status_swap
 from .workload import workload_spec_build

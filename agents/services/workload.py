@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
+from ..deploy_progress import deploy_step_set
 from ..gateway.families import family_of
 from ..models import Agent
 
@@ -137,4 +138,5 @@ def workload_spec_build(*, agent: Agent, usage_token: str) -> WorkloadSpec:
         ram_mb=agent.ram_mb,
         disk_gb=agent.disk_gb,
         gateway_port=GATEWAY_PORT,
+        on_step=lambda step: deploy_step_set(agent.pk, step),
     )

@@ -7,7 +7,7 @@ from django.contrib import admin
 from fleet.admin_base import ModelAdmin, ReadOnlyModelAdmin
 
 from ..models import ModelRate, UsageDaily, UsageEvent
-from .money import micros_to_usd
+from ..models.money import micros_to_usd
 
 
 # Usage is written by ingestion only: editing a row here would desynchronise the rollups.

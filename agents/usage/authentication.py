@@ -16,8 +16,8 @@ from rest_framework.authentication import BaseAuthentication
 from fleet.api.authentication import API_KEY_HEADERS
 from fleet.errors import ConflictingAuth, InvalidCredentials
 
+from ..gateway.tokens import usage_token_matches
 from ..models import Agent
-from ..tokens import usage_token_matches
 
 AGENT_TOKEN_META = "HTTP_X_AGENT_TOKEN"
 

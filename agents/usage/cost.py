@@ -22,8 +22,8 @@ from fleet.api.principal import Principal
 from workspaces.access import workspaces_visible_to
 
 from ..models import Agent, UsageDaily, WorkspaceAgent
+from ..models.money import micros_to_usd
 from ..targets.access import hidden_deploy_targets
-from .money import micros_to_usd
 from .window import CostWindow
 
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ..gateway import UsageRow, gateway_for
 from ..models import Agent, UsageDaily
-from .money import MICROS_PER_USD
+from ..models.money import MICROS_PER_USD
 from .services import usage_ingest
 from .validation import STRING_LIMITS, UsageInput
 

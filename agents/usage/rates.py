@@ -17,8 +17,8 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..models import ModelRate, RateSource
+from ..models.money import usd_to_micros
 from .catalog import CATALOG
-from .money import usd_to_micros
 
 
 @dataclass(frozen=True)

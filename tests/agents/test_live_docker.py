@@ -7,8 +7,8 @@ import time
 import pytest
 import requests
 
+from agents.gateway.tokens import usage_token_digest
 from agents.models import Agent
-from agents.tokens import usage_token_digest
 from fleet.models import Event
 from tests.factories.accounts import UserFactory
 from tests.infra.docker import exec_in

@@ -6,7 +6,7 @@ import secrets
 
 import pytest
 
-from agents.tokens import usage_token_digest, usage_token_for, usage_token_matches, weak_token_reason
+from agents.gateway.tokens import usage_token_digest, usage_token_for, usage_token_matches, weak_token_reason
 from tests.factories.agents import AgentFactory
 
 

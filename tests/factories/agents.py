@@ -8,10 +8,10 @@ import factory
 
 from agents.backends.engine import backend_of
 from agents.budgets.services import budget_upsert
+from agents.gateway.tokens import usage_token_for
 from agents.models import Agent, Budget, StatsSample, Status, WorkspaceAgent
 from agents.services.assignment import workspace_agent_assign
 from agents.services.workload import workload_spec_build
-from agents.tokens import usage_token_for
 from fleet.api.principal import Principal
 
 from .accounts import UserFactory

@@ -199,3 +199,16 @@ def test_a_name_taken_by_a_container_of_another_agent_is_a_permanent_error(backe
     with pytest.raises(BackendError) as caught:
         backend.create(intruder, spec_for(intruder, name=name))
     assert caught.value.transient is False
+
+
+def test_an_image_the_engine_lacks_is_reported_as_the_pulling_step(backend):
+    # The backend says where it is through the spec (the deploy's progress is the services').
+    steps = []
+    agent = FakeAgent()
+    # A registry on a closed loopback port: the pull fails at once and nothing leaves the machine.
+    spec = spec_for(agent, image="127.0.0.1:9/fleet-test-no-such-image:1", on_step=steps.append)
+
+    with pytest.raises(BackendError):
+        backend.create(agent, spec)
+
+    assert steps == ["pulling"]

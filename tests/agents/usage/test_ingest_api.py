@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from agents.gateway.tokens import usage_token_digest, usage_token_for
 from agents.models import AgentSpendDay, UsageDaily, UsageEvent
-from agents.tokens import usage_token_digest, usage_token_for
 from tests.support import client_for
 
 from .helpers import event

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from agents.gateway.tokens import usage_token_digest, usage_token_for
 from agents.models import UsageEvent
-from agents.tokens import usage_token_digest, usage_token_for
 
 from .helpers import event
 
