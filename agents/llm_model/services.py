@@ -77,15 +77,14 @@ def model_set_from_body(*, principal: Principal, agent: Agent, value) -> AgentMo
 def model_record(agent: Agent) -> dict:
     """What GET /agents/:id/model shows: the choice (own or the default), never the key."""
     row = AgentModel.objects.filter(agent=agent).select_related("key").first()
-    choice = agent_choice(agent) if row is None else None
-    if row is None and choice is None:
-        return {"keyId": None, "provider": None, "name": None, "fallbacks": [], "source": "none",
-                "appliedAt": None, "applyError": None}
-    if row is None:
-        return {"keyId": choice.key.pk, "provider": choice.key.provider, "name": choice.name, "fallbacks": [],
-                "source": "default", "appliedAt": None, "applyError": None}
-    return {"keyId": row.key_id, "provider": row.key.provider, "name": row.name, "fallbacks": list(row.fallbacks),
-            "source": "agent", "appliedAt": row.applied_at, "applyError": row.apply_error or None}
+    if row is not None:
+        return {"keyId": row.key_id, "provider": row.key.provider, "name": row.name,
+                "fallbacks": list(row.fallbacks), "source": "agent", "appliedAt": row.applied_at,
+                "applyError": row.apply_error or None}
+    default = default_choice()
+    return {"keyId": default.key.pk if default else None, "provider": default.key.provider if default else None,
+            "name": default.name if default else None, "fallbacks": [], "source": "default" if default else "none",
+            "appliedAt": None, "applyError": None}
 
 
 def model_apply_enqueue(agent_id) -> None:
