@@ -10,7 +10,8 @@
   config.yaml is a secrets file for the files API and exports, as openclaw.json is.
 
 Applying the same model twice changes nothing. Only what Fleet owns is touched: the providers
-of llm's catalog, the `model` and `fallback_providers` entries naming Fleet's variable.
+of llm's catalog in OpenClaw, the `model` and `fallback_providers` entries marked `fleet: true`
+in Hermes's config.yaml.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from ..usage.rates import RateBook
 from .choice import ModelChoice
 
 HERMES_CONFIG = "config.yaml"
-# Marks the fallback entries Fleet writes (Hermes ignores keys it does not know).
+# Marks the entries Fleet writes in config.yaml, the model and its fallbacks (Hermes ignores keys
+# it does not know).
 FLEET_ENTRY = "fleet"
 # A server that takes no key (a local Ollama) still gets one: both runtimes refuse an empty key.
 NO_KEY = "no-key"
