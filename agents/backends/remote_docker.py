@@ -22,12 +22,12 @@ from urllib3._collections import RecentlyUsedContainer
 
 from fleet import netsafety
 
-from ..targets.models import RemoteHost, remote_host_of
+from ..targets.models import remote_host_of
 from .base import UnknownTarget
 from .docker import DockerBackend
 from .docker_engine import API_TIMEOUT, engine_client_builder_register, engine_client_drop
 from .ssh import SshTunnel
-from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure
+from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure, ssh_endpoint_of
 
 BASE_URL = "http+docker://ssh"  # docker-py reads raw sockets of this base URL as SSH channels
 POOL_SIZE = 10
@@ -171,30 +171,6 @@ class RemoteDockerBackend(DockerBackend):
             return self.endpoint.addresses()[0]
         except netsafety.UnsafeTarget as exc:
             raise HostNotAllowed(f"The host's address is not allowed for its agents' gateways: {exc}") from None
-
-
-def allow_private() -> bool:
-    """As adopt: paas reaches public hosts only; self-hosted also private networks. Loopback,
-    link-local and metadata addresses never (unless OUTBOUND_ALLOWED_HOSTS names them)."""
-    return settings.PLATFORM_MODE != "paas"
-
-
-def allowed_networks() -> tuple[str, ...]:
-    """REMOTE_HOST_ALLOWED_NETWORKS: every address of a host must lie in one of them."""
-    return tuple(settings.REMOTE_HOST_ALLOWED_NETWORKS)
-
-
-def ssh_endpoint_of(host: RemoteHost) -> SshEndpoint:
-    return SshEndpoint(
-        host=host.host, port=host.port, username=host.username, auth_type=host.auth_type,
-        docker_socket=host.docker_socket, pinned_fingerprint=host.host_key_fingerprint,
-        allow_private=allow_private(), allowed_networks=allowed_networks(), private_key=stored_secret(host.private_key),
-        passphrase=stored_secret(host.passphrase), password=stored_secret(host.password),
-    )
-
-
-def stored_secret(value) -> str | None:
-    return value if isinstance(value, str) and value else None  # None, or an UndecryptableSecret
 
 
 def remote_docker_backend(execution_target_id: str) -> RemoteDockerBackend:

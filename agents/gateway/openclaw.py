@@ -303,9 +303,12 @@ class OpenClawGateway(RuntimeGateway):
             while True:
                 try:
                     async with asyncio.timeout(CHAT_IDLE_SECONDS):
-                        frame = await frames.get()
+                        frame = await _next_frame(frames, connection)
                 except TimeoutError:
                     yield chat_error("gateway_timeout", f"The agent said nothing for {CHAT_IDLE_SECONDS:g} s.")
+                    return
+                if frame is None:  # the runtime closed the connection mid-turn (a restart, a crash)
+                    yield chat_error("gateway_closed", "The agent's runtime closed the connection during the turn.")
                     return
                 event = _chat_event_of(frame, run_id, session_key)
                 if event is _FINAL:
@@ -462,3 +465,23 @@ def run_sync(coroutine: Awaitable[T]) -> T:
         return asyncio.run(coroutine)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+async def _next_frame(frames: asyncio.Queue, connection: OpenClawConnection) -> dict | None:
+    """The next event frame of a turn, or None once the runtime closed the connection with
+    nothing left queued: a turn never waits out its idle limit on a dead connection."""
+    if not frames.empty():
+        return frames.get_nowait()
+    getter = asyncio.ensure_future(frames.get())
+    closing = asyncio.ensure_future(connection.wait_closed())
+    try:
+        done, _ = await asyncio.wait({getter, closing}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in (getter, closing):
+            if not waiter.done():
+                waiter.cancel()
+    if closing.done() and not closing.cancelled():
+        closing.exception()  # how the reader ended is the connection's to report, not this turn's
+    if getter in done:
+        return getter.result()
+    return frames.get_nowait() if not frames.empty() else None

@@ -27,8 +27,16 @@ from workspaces.access import workspace_access
 from workspaces.models import Workspace
 from workspaces.roles import Role
 
-from ..backends.remote_docker import allow_private, allowed_networks, ssh_docker_client, ssh_endpoint_of, stored_secret
-from ..backends.ssh_endpoint import InvalidPrivateKey, SshEndpoint, SshFailure, host_addresses
+from ..backends.ssh_endpoint import (
+    InvalidPrivateKey,
+    SshEndpoint,
+    SshFailure,
+    allow_private,
+    allowed_networks,
+    host_addresses,
+    ssh_endpoint_of,
+    stored_secret,
+)
 from ..models import Agent
 from . import grants as target_grants
 from .access import usable_remote_hosts
@@ -290,6 +298,8 @@ def _ssh_failure_in(exc: BaseException) -> SshFailure | None:
 def _probe(endpoint: SshEndpoint) -> tuple[str, str]:
     """(host key fingerprint, Docker version) over a fresh connection; SshFailure or a docker
     error otherwise. Connects without a pin only when the host has none yet."""
+    # paramiko and docker-py: loaded when a host is first probed, not by every web worker at start.
+    from ..backends.remote_docker import ssh_docker_client
     from ..backends.ssh import SshTunnel
 
     tunnel = SshTunnel(endpoint, require_pin=False)

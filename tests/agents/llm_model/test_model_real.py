@@ -14,6 +14,7 @@ from decimal import Decimal
 import pytest
 
 from accounts.tokens import session_token_issue
+from agents.gateway import gateway_readiness
 from agents.models import Agent, ModelRate
 from fleet.models import Event
 from tests.agents.runtimes.support import runtime_image
@@ -22,7 +23,7 @@ from tests.infra.asgi import edge_request, edge_stream
 from tests.infra.fake_model import ANSWER
 from tests.support import client_for
 
-pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.runtime, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.runtime, pytest.mark.timeout(480)]
 
 FIRST_KEY, ROTATED_KEY = "sk-first-4f1c9a07d2", "sk-rotated-8b3e61c5fa"
 READY_WITHIN = 90  # seconds, deploy to running: OpenClaw takes 10 to 20 s on a busy machine
@@ -47,8 +48,10 @@ def _turn(agent_id: str, headers: dict, message: str) -> list[str]:
 
 
 def _applied(client, agent_id: str) -> dict | None:
+    """The model once the runtime took it and serves again (a model change may make OpenClaw
+    reload: a turn sent meanwhile would meet a closed connection)."""
     model = client.get(f"/api/agents/{agent_id}/model").json()
-    return model if model["appliedAt"] else None
+    return model if model["appliedAt"] and gateway_readiness(Agent.objects.get(pk=agent_id)).ready else None
 
 
 @pytest.mark.parametrize("family", ["openclaw", "hermes"])
