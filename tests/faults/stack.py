@@ -64,7 +64,9 @@ def procfile_command(process_type: str) -> str:
 
 def containers_of(engine, agent_ids) -> dict[str, list]:
     """Every container of this session labelled with one of `agent_ids`, per agent (none: [])."""
-    found = engine.containers.list(all=True, filters={"label": [f"{SESSION_LABEL}={SESSION_ID}", "fleet.agent_id"]})
+    # A container removed between the engine's list and its inspection (a twin a job removes) is gone.
+    found = engine.containers.list(all=True, filters={"label": [f"{SESSION_LABEL}={SESSION_ID}", "fleet.agent_id"]},
+                                   ignore_removed=True)
     return {agent_id: [c for c in found if c.labels.get("fleet.agent_id") == agent_id] for agent_id in agent_ids}
 
 
