@@ -35,6 +35,8 @@ class Family:
     # What the apps above may ask of the family, so none of them branches on its name:
     manages_channels: bool = False  # channels live in the runtime (else Fleet's own adapters)
     env_file: str = ""  # a state-folder file it re-reads for extra variables ("": set them by config)
+    # A state-folder file it re-reads for its configuration, the model's included ("": config.patch).
+    config_file: str = ""
     config_mcp_servers: bool = False  # its config can hold MCP servers
 
 
@@ -65,6 +67,7 @@ HERMES = Family(
         "import os, shutil, sys; p = sys.argv[1]; "
         "shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)")),
     env_file=".env",  # $HERMES_HOME/.env, loaded with override on every turn (measured)
+    config_file="config.yaml",  # $HERMES_HOME/config.yaml, re-read when its mtime or size changes
 )
 
 FAMILIES = {family.name: family for family in (OPENCLAW, HERMES)}

@@ -33,7 +33,6 @@ from ..models import Agent, SandboxProfile
 from ..usage.rates import RateBook
 from .choice import ModelChoice
 
-HERMES_CONFIG = "config.yaml"
 # Marks the entries Fleet writes in config.yaml, the model and its fallbacks (Hermes ignores keys
 # it does not know).
 FLEET_ENTRY = "fleet"
@@ -53,8 +52,8 @@ class ModelUnsupported(Conflict):
 
 def model_unsupported_reason(agent: Agent) -> str | None:
     """Why Fleet cannot put a model into this agent's runtime, or None."""
-    if family_of(agent.runtime_family).env_file and agent.is_external:
-        return "An adopted Hermes agent's configuration files cannot be written by Fleet."
+    if family_of(agent.runtime_family).config_file and agent.is_external:
+        return "An adopted agent whose runtime reads its model from a file cannot be given one by Fleet."
     return None
 
 
@@ -64,10 +63,11 @@ def runtime_model_apply(agent: Agent, choice: ModelChoice | None) -> None:
     reason = model_unsupported_reason(agent)
     if reason:
         raise ModelUnsupported(reason)
-    if agent.runtime_family == "hermes":
-        _apply_hermes(agent, choice)
+    config_file = family_of(agent.runtime_family).config_file
+    if config_file:
+        _apply_config_file(agent, config_file, choice)
     else:
-        _apply_openclaw(agent, choice)
+        _apply_config_patch(agent, choice)
 
 
 def _key_value(choice: ModelChoice) -> str:
@@ -109,7 +109,7 @@ def _cost(book: RateBook, model: str, provider: str, day: date) -> dict:
                      "cacheRead": 0, "cacheWrite": 0}}
 
 
-def _apply_openclaw(agent: Agent, choice: ModelChoice | None) -> None:
+def _apply_config_patch(agent: Agent, choice: ModelChoice | None) -> None:
     gateway = gateway_for(agent)
     current = gateway.config_get()
     config = current.get("config") or {}
@@ -156,13 +156,13 @@ def _openai_compatible_url(choice: ModelChoice) -> str:
     return base_url_of(choice.key).rstrip("/") + OPENAI_COMPATIBLE_PATH[kind]
 
 
-def _apply_hermes(agent: Agent, choice: ModelChoice | None) -> None:
+def _apply_config_file(agent: Agent, config_file: str, choice: ModelChoice | None) -> None:
     with state_files_lock(agent):
-        raw = engine_call(agent, lambda backend: backend.read_state_file(agent, HERMES_CONFIG)) or b""
+        raw = engine_call(agent, lambda backend: backend.read_state_file(agent, config_file)) or b""
         text = raw.decode("utf-8", errors="replace")
         try:
             content = hermes_config(text, choice)
         except yaml.YAMLError:
             raise ModelUnsupported("The agent's config.yaml is not valid YAML; Fleet leaves it alone.") from None
         if content != text:
-            engine_call(agent, lambda backend: backend.write_state_file(agent, HERMES_CONFIG, content.encode()))
+            engine_call(agent, lambda backend: backend.write_state_file(agent, config_file, content.encode()))

@@ -128,6 +128,10 @@ def _remove(containers) -> None:
             container.remove(force=True, v=True)
         except docker_errors.NotFound:
             pass
+        except docker_errors.APIError as exc:
+            # 409: another worker's cleanup is removing the same abandoned container.
+            if exc.status_code != 409:
+                raise
 
 
 def _remove_volumes(volumes) -> None:
