@@ -54,17 +54,24 @@ def parse_kubeconfig(text: str) -> dict:
                     f"The kubeconfig uses {', '.join(plugins)} credentials, which would run programs on the "
                     "control plane; use a service-account token or a client certificate."
                 )
-    # The client's own reading of it last (the kubernetes package, about 30 MB in a process, is
-    # imported only here and where a cluster is called).
+    configuration_from(data)  # the client's own reading of it last
+    return data
+
+
+def configuration_from(data: dict):
+    """The kubernetes client's configuration of a parsed kubeconfig; KubeconfigInvalid when the
+    client cannot read it."""
+    # Lazy client loading: the kubernetes package weighs about 30 MB in a process, so it is
+    # imported where a kubeconfig is read, never at a web worker's start.
+    from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
-    from .kubernetes_client import configuration_from
-
+    configuration = client.Configuration()
     try:
-        configuration_from(data)
+        config.load_kube_config_from_dict(data, client_configuration=configuration, persist_config=False)
     except (ConfigException, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise KubeconfigInvalid(f"The kubeconfig cannot be used: {_first_line(exc)}") from None
-    return data
+    return configuration
 
 
 def check_kubeconfig(text: str) -> dict:

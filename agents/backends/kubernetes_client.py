@@ -13,11 +13,10 @@ from contextlib import contextmanager
 
 import urllib3
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
 
 from agents.backends.base import BackendError, BackendUnreachable
-from agents.backends.kubeconfig import KubeconfigInvalid, parse_kubeconfig
+from agents.backends.kubeconfig import KubeconfigInvalid, configuration_from, parse_kubeconfig
 
 # (connect, read) seconds of one API call; a watch or a followed log passes its own.
 API_TIMEOUT = (5, 20)
@@ -28,13 +27,6 @@ _clients: dict[str, k8s.ApiClient] = {}
 _clients_lock = threading.Lock()
 
 
-def configuration_from(data: dict) -> k8s.Configuration:
-    configuration = k8s.Configuration()
-    k8s_config.load_kube_config_from_dict(data, client_configuration=configuration, persist_config=False)
-    configuration.retries = API_RETRIES
-    return configuration
-
-
 def api_client(kubeconfig: str) -> k8s.ApiClient:
     """The client of the cluster this kubeconfig names (built once per kubeconfig)."""
     key = hashlib.sha256(kubeconfig.encode()).hexdigest()
@@ -42,9 +34,11 @@ def api_client(kubeconfig: str) -> k8s.ApiClient:
     if found is not None:
         return found
     try:
-        built = k8s.ApiClient(configuration_from(parse_kubeconfig(kubeconfig)))
+        configuration = configuration_from(parse_kubeconfig(kubeconfig))
     except KubeconfigInvalid as exc:
         raise BackendError(str(exc)) from None
+    configuration.retries = API_RETRIES
+    built = k8s.ApiClient(configuration)
     with _clients_lock:
         kept = _clients.setdefault(key, built)
     if kept is not built:
