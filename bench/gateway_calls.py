@@ -131,9 +131,9 @@ def _rss_mb() -> float:
 
 
 def _gateway(port: int):
+    from agents.families import OPENCLAW
     from agents.gateway import Endpoint, OpenClawGateway
     from agents.gateway.device import installation_device
-    from agents.gateway.families import OPENCLAW
 
     endpoint = Endpoint(family=OPENCLAW, scheme="http", host="127.0.0.1", port=port, token=TOKEN, agent_id="bench")
     return OpenClawGateway(endpoint, installation_device())

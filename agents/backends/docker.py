@@ -60,7 +60,7 @@ from agents.backends.docker_logs import DockerLogs
 from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 from agents.backends.terminal import ThreadedExecSession, new_marker, shell_argv
-from agents.gateway.families import FAMILIES, GATEWAY_BIND_VARIABLE, STATE_PATH
+from agents.families import FAMILIES, GATEWAY_BIND_VARIABLE, STATE_PATH
 
 # The variable each runtime reads its gateway's listen port from.
 PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()}

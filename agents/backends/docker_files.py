@@ -36,7 +36,7 @@ from agents.backends.base import (
 )
 from agents.backends.docker_engine import engine_client, engine_errors, image_user, state_volume_name
 from agents.backends.tarstream import ChunkReader
-from agents.gateway.families import STATE_PATH, family_of
+from agents.families import STATE_PATH, family_of
 
 CHUNK = 64 * 1024
 _NOT_FOUND = b"executable file not found"  # the engine's words for a program the image lacks

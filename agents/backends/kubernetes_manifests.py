@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from agents.backends.base import LABEL_AGENT_ID, LABEL_MANAGED, RUNTIME_UID, WorkloadSpec
-from agents.gateway.families import FAMILIES, STATE_PATH
+from agents.families import FAMILIES, STATE_PATH
 
 CONTAINER = "runtime"
 GATEWAY_PORT_NAME = "gateway"

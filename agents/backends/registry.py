@@ -3,13 +3,17 @@
 An execution target id is `<kind>` or `<kind>:<concrete id>` (`docker`, `k8s:<cluster-id>`,
 `remote:<host-id>`, `proxmox`). Each kind the contract names is one row of `TARGETS`: the
 deploy_target family it serves, whether it needs a concrete id, and the factory of its backend,
-or None while this server has no backend for it. A new backend registers by filling its row.
+or None while this server has no backend for it. A new backend registers by filling its row;
+the targets people register (clusters, hosts) are looked up by agents.targets, which fills their
+rows when the app is ready, so no backend reads the targets' models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from django.conf import settings
 
 from agents.backends.base import RuntimeBackend, UnknownTarget
 
@@ -35,44 +39,17 @@ class Target:
     personal: bool = False
 
 
+# Lazy client loading: each backend (and its client library, docker-py, paramiko, kubernetes,
+# proxmoxer: up to 30 MB each) is imported when its target is first used, never at start.
+
+
 def _docker(execution_target_id: str) -> RuntimeBackend:
-    # Each backend's client library is loaded when its target is first used, not at start.
     from agents.backends.docker import DockerBackend
 
     return DockerBackend()
 
 
-def _remote(execution_target_id: str) -> RuntimeBackend:
-    from agents.backends.remote_docker import remote_docker_backend
-
-    return remote_docker_backend(execution_target_id)
-
-
-def _remote_instances() -> list[str]:
-    from agents.targets.models import RemoteHost
-
-    return [f"remote:{host_id}" for host_id in RemoteHost.objects.order_by("created_at").values_list("id", flat=True)]
-
-
-def _k8s(execution_target_id: str) -> RuntimeBackend:
-    from agents.backends.kubernetes import KubernetesBackend
-    from agents.targets.k8s_clusters import K8sCluster
-
-    cluster = K8sCluster.objects.filter(pk=_uuid_or_none(execution_target_id.partition(":")[2])).first()
-    if cluster is None:
-        raise UnknownTarget(f"No Kubernetes cluster {execution_target_id!r} is registered.")
-    return KubernetesBackend(cluster)
-
-
-def _k8s_instances() -> list[str]:
-    from agents.targets.k8s_clusters import K8sCluster
-
-    return [f"k8s:{pk}" for pk in K8sCluster.objects.order_by("name").values_list("pk", flat=True)]
-
-
 def _proxmox(execution_target_id: str) -> RuntimeBackend:
-    from django.conf import settings
-
     from agents.backends.proxmox import ProxmoxBackend
 
     if not settings.PROXMOX_URL:
@@ -81,27 +58,16 @@ def _proxmox(execution_target_id: str) -> RuntimeBackend:
 
 
 def _proxmox_instances() -> list[str]:
-    from django.conf import settings
-
     return ["proxmox"] if settings.PROXMOX_URL else []
-
-
-def _uuid_or_none(value: str):
-    import uuid
-
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
 
 
 TARGETS: dict[str, Target] = {
     "docker": Target(deploy_target="docker", needs_id=False, factory=_docker, instances=lambda: ["docker"],
                      open_to_all=True),
-    "k8s": Target(deploy_target="k8s", needs_id=True, factory=_k8s, instances=_k8s_instances,
+    # The registered targets' rows get their factory from agents.targets (target_backend_set).
+    "k8s": Target(deploy_target="k8s", needs_id=True, factory=None,
                   disk_shrink_refusal="a Kubernetes volume claim can grow but never shrink"),
-    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=_remote, instances=_remote_instances,
-                     personal=True),
+    "remote": Target(deploy_target="remote-docker", needs_id=True, factory=None, personal=True),
     # The contract blocks the nemoclaw profile on proxmox.
     "proxmox": Target(deploy_target="proxmox", needs_id=False, factory=_proxmox, instances=_proxmox_instances,
                       sandbox_profiles=("standard",),
@@ -114,6 +80,12 @@ DEPLOY_TARGETS = tuple(target.deploy_target for target in TARGETS.values())
 OPEN_KINDS = tuple(kind for kind, target in TARGETS.items() if target.open_to_all)
 PERSONAL_KINDS = tuple(kind for kind, target in TARGETS.items() if target.personal)
 SESSION_ONLY_DEPLOY_TARGETS = tuple(TARGETS[kind].deploy_target for kind in PERSONAL_KINDS)
+
+
+def target_backend_set(kind: str, *, factory: Callable[[str], RuntimeBackend],
+                       instances: Callable[[], list[str]]) -> None:
+    """Fill the row of `kind` with the factory of its backends and the ids of its targets."""
+    TARGETS[kind] = replace(TARGETS[kind], factory=factory, instances=instances)
 
 
 def _target(execution_target_id: str) -> Target | None:

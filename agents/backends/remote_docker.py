@@ -22,12 +22,10 @@ from urllib3._collections import RecentlyUsedContainer
 
 from fleet import netsafety
 
-from ..targets.models import remote_host_of
-from .base import UnknownTarget
 from .docker import DockerBackend
 from .docker_engine import API_TIMEOUT, engine_client_builder_register, engine_client_drop
 from .ssh import SshTunnel
-from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure, ssh_endpoint_of
+from .ssh_endpoint import HostNotAllowed, SshEndpoint, SshFailure
 
 BASE_URL = "http+docker://ssh"  # docker-py reads raw sockets of this base URL as SSH channels
 POOL_SIZE = 10
@@ -171,11 +169,3 @@ class RemoteDockerBackend(DockerBackend):
             return self.endpoint.addresses()[0]
         except netsafety.UnsafeTarget as exc:
             raise HostNotAllowed(f"The host's address is not allowed for its agents' gateways: {exc}") from None
-
-
-def remote_docker_backend(execution_target_id: str) -> RemoteDockerBackend:
-    """The backend of `remote:<host-id>`; UnknownTarget when no such host is registered."""
-    host = remote_host_of(execution_target_id)
-    if host is None:
-        raise UnknownTarget(f"No Remote Docker host is registered as {execution_target_id!r}.")
-    return RemoteDockerBackend(str(host.pk), ssh_endpoint_of(host))

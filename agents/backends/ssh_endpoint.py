@@ -10,16 +10,12 @@ needs only these to validate and describe hosts, and imports ssh when it connect
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from fleet import netsafety
 
 from .base import BackendUnreachable
-
-if TYPE_CHECKING:  # the row it reads, for the annotation only
-    from agents.targets.models import RemoteHost
 
 
 class SshFailure(BackendUnreachable):
@@ -88,7 +84,7 @@ def host_addresses(host: str, port: int, *, allow_private: bool,
     return [str(ip) for ip in netsafety.check_host(host, port, allow_private=allow_private, within=within)]
 
 
-# -- a registered host's endpoint (agents.targets.models.RemoteHost) ---------------------------------
+# -- the rule a registered host's endpoint is built with ----------------------------------------
 
 
 def allow_private() -> bool:
@@ -100,16 +96,3 @@ def allow_private() -> bool:
 def allowed_networks() -> tuple[str, ...]:
     """REMOTE_HOST_ALLOWED_NETWORKS: every address of a host must lie in one of them."""
     return tuple(settings.REMOTE_HOST_ALLOWED_NETWORKS)
-
-
-def ssh_endpoint_of(host: RemoteHost) -> SshEndpoint:
-    return SshEndpoint(
-        host=host.host, port=host.port, username=host.username, auth_type=host.auth_type,
-        docker_socket=host.docker_socket, pinned_fingerprint=host.host_key_fingerprint,
-        allow_private=allow_private(), allowed_networks=allowed_networks(), private_key=stored_secret(host.private_key),
-        passphrase=stored_secret(host.passphrase), password=stored_secret(host.password),
-    )
-
-
-def stored_secret(value) -> str | None:
-    return value if isinstance(value, str) and value else None  # None, or an UndecryptableSecret

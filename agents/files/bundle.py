@@ -21,7 +21,7 @@ from django.utils import timezone
 from fleet.api.parsers import loads
 
 from ..backends.tarstream import ChunkReader
-from ..gateway.families import FAMILIES
+from ..families import FAMILIES
 from ..models import Agent
 from .bundle_walk import BundleWalk
 from .errors import BundleInvalid

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fleet.errors import FleetError
 
+from ..families import FAMILIES, Family, family_of
 from ..models import Agent
 from .base import (
     Approval,
@@ -38,7 +39,6 @@ from .errors import (
     GatewayUnreachable,
     GatewayUnsupported,
 )
-from .families import FAMILIES, Family, family_of
 from .hermes import HermesGateway
 from .hooks import ListenerHook, listener_hooks, register_listener_hook, unregister_listener_hook
 from .openclaw import OpenClawGateway

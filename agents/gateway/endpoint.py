@@ -18,9 +18,9 @@ from django.conf import settings
 from fleet import netsafety
 
 from ..backends.engine import engine_call
+from ..families import Family, family_of
 from ..models import SERVING, Agent, Status
 from .errors import AgentNotRunning, GatewayUnreachable, GatewayUnsupported
-from .families import Family, family_of
 from .tokens import weak_token_reason
 
 # `allow_starting`: a deploy whose workload is being started answers too.

@@ -26,11 +26,11 @@ from llm import providers
 from llm.selectors import base_url_of
 
 from ..backends.engine import engine_call
+from ..families import family_of
 from ..files.dotenv import state_files_lock
 from ..gateway import gateway_for
-from ..gateway.families import family_of
 from ..models import Agent, SandboxProfile
-from ..usage.rates import RateBook
+from ..rates.book import RateBook
 from .choice import ModelChoice
 
 # Marks the entries Fleet writes in config.yaml, the model and its fallbacks (Hermes ignores keys

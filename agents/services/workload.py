@@ -11,7 +11,7 @@ from django.conf import settings
 
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
 from ..deploy_progress import deploy_step_set
-from ..gateway.families import family_of
+from ..families import family_of
 from ..models import Agent
 
 # The name a bridged container reaches its Docker host by (the container gets an extra_hosts

@@ -11,5 +11,7 @@ class TargetsConfig(AppConfig):
         from accounts.deletion import user_holder_register
 
         from .remote_hosts import remote_hosts_holding
+        from .rows import target_rows_fill
 
         user_holder_register(remote_hosts_holding)  # a user's hosts in use keep the user; idle ones go along
+        target_rows_fill()  # remote:<id> and k8s:<id> get their backends

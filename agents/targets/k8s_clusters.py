@@ -27,6 +27,8 @@ class ClusterStatus(models.TextChoices):
 
 
 class K8sCluster(models.Model):
+    KIND = TARGET_KIND  # its execution target id is `k8s:<id>` (agents.backends.registry's row)
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100, unique=True)
     kubeconfig = EncryptedTextField()

@@ -11,8 +11,6 @@ from django.db.models import Q
 from fleet.api.fields import uuid_or_none
 from fleet.crypto import EncryptedTextField
 
-from ..backends.registry import PERSONAL_KINDS
-
 EXECUTION_TARGET_ID_LENGTH = 100  # agents.Agent.execution_target_id
 
 
@@ -90,6 +88,8 @@ class RemoteHost(models.Model):
     (no owner, granted by platform admins). Secrets are encrypted at rest and never answered;
     the SSH host key is pinned by the first successful test (agents.targets.remote_hosts)."""
 
+    KIND = "remote"  # its execution target id is `remote:<id>` (agents.backends.registry's row)
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # PROTECT: a host goes through remote_host_delete (refused while agents use it, its grants
     # dropped), also when its owner is deleted (accounts.deletion).
@@ -121,7 +121,7 @@ class RemoteHost(models.Model):
 
     @property
     def execution_target_id(self) -> str:
-        return f"remote:{self.pk}"
+        return f"{self.KIND}:{self.pk}"
 
     @property
     def is_platform(self) -> bool:
@@ -133,7 +133,7 @@ class RemoteHost(models.Model):
 def remote_host_of(execution_target_id: str) -> RemoteHost | None:
     """The host `remote:<host-id>` names, or None (any other id, or no such host)."""
     kind, _, concrete = (execution_target_id or "").partition(":")
-    host_id = uuid_or_none(concrete) if kind in PERSONAL_KINDS else None
+    host_id = uuid_or_none(concrete) if kind == RemoteHost.KIND else None
     return RemoteHost.objects.filter(pk=host_id).first() if host_id else None
 
 

@@ -12,6 +12,7 @@ from fleet.api.permissions import PlatformAdminOnly
 from fleet.api.views import ApiView
 
 from ..backends.base import BackendError
+from ..backends.registry import UnknownTarget, backend_for_target
 from .grants import GrantsIn, GrantsOut, grants_of, grants_parse, target_grants_set
 
 TARGET_ID = "proxmox"
@@ -69,8 +70,6 @@ class ProxmoxTestApi(ApiView):
     @extend_schema(request=None, responses=ProxmoxTestOut)
     def post(self, request):
         """Reach the Proxmox API with the stored settings and record the result."""
-        from ..backends.registry import UnknownTarget, backend_for_target
-
         try:
             version = backend_for_target(TARGET_ID).probe()
         except (UnknownTarget, BackendError) as exc:

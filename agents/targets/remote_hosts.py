@@ -34,14 +34,13 @@ from ..backends.ssh_endpoint import (
     allow_private,
     allowed_networks,
     host_addresses,
-    ssh_endpoint_of,
-    stored_secret,
 )
 from ..models import Agent
 from . import grants as target_grants
 from .access import usable_remote_hosts
 from .host_limits import require_host_registration
 from .models import AuthType, GranteeKind, HostStatus, RemoteHost, TargetGrant
+from .rows import ssh_endpoint_of, stored_secret
 
 HOST_NOT_FOUND = "Remote Docker host not found."
 MASK = "[REDACTED]"

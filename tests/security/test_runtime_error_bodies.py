@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agents.families import OPENCLAW
 from agents.gateway import http
 from agents.gateway.endpoint import Endpoint
 from agents.gateway.errors import RUNTIME_TEXT_MAX, GatewayError
-from agents.gateway.families import OPENCLAW
 from agents.gateway.protocol import error_from_frame
 
 TOKEN = "gw-token-" + "k" * 40

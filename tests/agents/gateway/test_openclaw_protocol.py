@@ -14,9 +14,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from websockets.asyncio.server import serve
 
+from agents.families import OPENCLAW
 from agents.gateway import Endpoint, GatewayAuthRefused, GatewayError, GatewayProtocolError, GatewayUnreachable
 from agents.gateway.device import DeviceIdentity, b64url_decode, signature_payload
-from agents.gateway.families import OPENCLAW
 from agents.gateway.openclaw import OpenClawGateway
 
 TOKEN = secrets.token_urlsafe(32)
