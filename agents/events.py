@@ -8,6 +8,10 @@ from fleet.models import Event
 
 from .models import Agent, WorkspaceAgent
 
+# A runtime came up (deployed, started, restarted): what Fleet keeps for it goes in again (its
+# model, channels, integrations).
+RUNTIME_UP_EVENTS = frozenset({"agent.running", "agent.started", "agent.restarted"})
+
 
 def agent_event(agent: Agent, kind: str, message: str, *, workspace_ids=None, **data) -> Event:
     """Emit `kind` (e.g. "agent.error") for `agent`; `data` adds details to the event."""

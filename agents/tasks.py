@@ -1,8 +1,7 @@
 """Celery tasks: thin wrappers that load by id and call a service.
 
-Services enqueue these tasks (they import this module); a task body imports the service it
-calls when it runs, the one import kept inside a function, so the two never import each other
-at load time."""
+Tasks sit above the services, as views do; a service starts one by its name
+(fleet.task_queue)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,20 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from .backends.base import BackendError
+from .files.drafts import migration_drafts_expire
+from .services.engine_probe import engines_probe
+from .services.handshake import FIRST_HANDSHAKE_TASK, agent_first_handshake
+from .services.idempotency import deploy_keys_expire
+from .services.monitoring import agents_monitor
+from .services.provisioning import (
+    PROVISION_TASK,
+    agent_provision,
+    agent_provision_fail,
+    agent_provision_look,
+    agent_provision_retrying,
+    provision_failure_reason,
+)
+from .services.reconcile import deploys_reconcile
 
 logger = logging.getLogger(__name__)
 
@@ -29,11 +42,9 @@ def _backoff_seconds(retries: int) -> float:
     return min(base * 2**retries, 120)  # 5, 10, 20, 40, 80 s by default
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+@shared_task(name=PROVISION_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def provision_agent(self, agent_id: str) -> None:
     """Provision one agent's workload: create it, then hand the wait to await_agent_ready."""
-    from .services.provisioning import agent_provision
-
     job_id = self.request.id
     _deploy_step(self, agent_id, job_id, 0, lambda: agent_provision(agent_id=agent_id, job_id=job_id))
 
@@ -42,8 +53,6 @@ def provision_agent(self, agent_id: str) -> None:
 def await_agent_ready(self, agent_id: str, job_id: str | None, looks: int) -> None:
     """One look at a starting workload for the job `job_id`; scheduled again (a countdown, never
     a sleep) while the runtime is not ready and its deadline, kept on the row, has not passed."""
-    from .services.provisioning import agent_provision_look
-
     _deploy_step(self, agent_id, job_id, looks,
                  lambda: agent_provision_look(agent_id=agent_id, job_id=job_id, looks=looks))
 
@@ -51,8 +60,6 @@ def await_agent_ready(self, agent_id: str, job_id: str | None, looks: int) -> No
 def _deploy_step(task, agent_id: str, job_id: str | None, looks: int, step) -> None:
     """Run a step of a deploy; transient engine errors retry with backoff, and a step that
     answers seconds has the next look scheduled that much later."""
-    from .services.provisioning import agent_provision_fail, agent_provision_retrying, provision_failure_reason
-
     try:
         wait = step()
     except BackendError as exc:
@@ -76,9 +83,6 @@ def _deploy_step(task, agent_id: str, job_id: str | None, looks: int, step) -> N
         await_agent_ready.apply_async(args=[agent_id, job_id, looks + 1], countdown=wait)
 
 
-FIRST_HANDSHAKE_TASK = "agents.handshake.first"
-
-
 def retry_countdown(retries: int) -> float:
     return min(2.0**retries, 30.0)  # 1, 2, 4, 8, 16, 30, 30... s
 
@@ -89,8 +93,6 @@ def first_handshake(self, agent_id: str) -> None:
     """An adopted runtime's first handshake, published at adoption; a runtime that cannot be
     reached yet is tried again with a growing countdown (never a sleep), ADOPTED_HANDSHAKE_RETRIES
     times, after which the monitoring sweep keeps trying every period. Queue: `runtime`."""
-    from .services.handshake import agent_first_handshake
-
     if not agent_first_handshake(agent_id=agent_id) and self.request.retries < settings.ADOPTED_HANDSHAKE_RETRIES:
         raise self.retry(countdown=retry_countdown(self.request.retries))
 
@@ -98,38 +100,28 @@ def first_handshake(self, agent_id: str) -> None:
 @shared_task(ignore_result=True)
 def monitor_agents() -> dict:
     """Beat job (every 30 s, see AgentsConfig.periodic_tasks)."""
-    from .services.monitoring import agents_monitor
-
     return agents_monitor()
 
 
 @shared_task(ignore_result=True)
 def reconcile_deploys() -> dict:
     """Beat job (every minute): take over deploys whose job was lost."""
-    from .services.reconcile import deploys_reconcile
-
     return deploys_reconcile()
 
 
 @shared_task(ignore_result=True)
 def probe_engines() -> dict:
     """Beat job (every 30 s): probe every engine and registered target (services.engine_probe)."""
-    from .services.engine_probe import engines_probe
-
     return engines_probe()
 
 
 @shared_task(ignore_result=True)
 def expire_migration_drafts() -> int:
     """Beat job (hourly): delete migration drafts past their 24 hours."""
-    from .files.drafts import migration_drafts_expire
-
     return migration_drafts_expire()
 
 
 @shared_task(ignore_result=True)
 def expire_idempotency_keys() -> int:
     """Beat job (hourly): delete deploy Idempotency-Keys past IDEMPOTENCY_KEY_TTL_HOURS."""
-    from .services.idempotency import deploy_keys_expire
-
     return deploy_keys_expire()

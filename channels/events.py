@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from agents.events import RUNTIME_UP_EVENTS
 from fleet.models import Event
 
 from .models import ChannelMessage, MessageState, RuntimeChannel
 from .tasks import reapply
 
-REAPPLY_ON = frozenset({"agent.running", "agent.started", "agent.restarted"})
-
 
 def on_agent_event(event: Event) -> None:
     """After commit: queue the reapply task for an agent that has something to reapply."""
-    if event.kind not in REAPPLY_ON or event.agent_id is None:
+    if event.kind not in RUNTIME_UP_EVENTS or event.agent_id is None:
         return
     has_work = (RuntimeChannel.objects.filter(agent_id=event.agent_id).exists()
                 or ChannelMessage.objects.filter(channel__agent_id=event.agent_id, state=MessageState.PENDING,
@@ -21,4 +20,4 @@ def on_agent_event(event: Event) -> None:
         reapply.delay_on_commit(str(event.agent_id))
 
 
-__all__ = ["REAPPLY_ON", "on_agent_event"]
+__all__ = ["on_agent_event"]

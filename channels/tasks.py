@@ -5,6 +5,20 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from agents.gateway import AgentNotRunning, GatewayUnreachable
+from agents.models import Agent
+
+from .definitions import RUNTIME_OPENCLAW
+from .services import (
+    inbound_forward,
+    pending_inbound_requeue,
+    reply_send,
+    runtime_channels_reapply,
+    stale_inbound_requeue,
+)
+from .services.common import runtime_of
+from .services.inbound import FORWARD_TASK, REPLY_TASK
+
 REAPPLY_MAX_RETRIES = 8
 REAPPLY_BACKOFF_SECONDS = 5.0  # doubles each retry, at most 5 minutes
 
@@ -13,12 +27,10 @@ def _backoff(base: float, retries: int) -> float:
     return min(300.0, base * 2 ** retries)
 
 
-@shared_task(bind=True, name="channels.forward_inbound", acks_late=True, reject_on_worker_lost=True,
+@shared_task(bind=True, name=FORWARD_TASK, acks_late=True, reject_on_worker_lost=True,
              ignore_result=True)
 def forward_inbound(self, message_id: str) -> None:
     """One inbound message to the runtime; again later while the agent is starting."""
-    from .services import inbound_forward
-
     outcome = inbound_forward(message_id=message_id)
     if outcome == "retry" and self.request.retries < settings.CHANNELS_FORWARD_MAX_RETRIES:
         raise self.retry(countdown=settings.CHANNELS_FORWARD_RETRY_SECONDS)
@@ -27,15 +39,11 @@ def forward_inbound(self, message_id: str) -> None:
 @shared_task(name="channels.sweep_inbound", ignore_result=True)
 def sweep_inbound() -> int:
     """Beat: inbound messages whose task was lost (a killed worker the broker did not redeliver)."""
-    from .services import stale_inbound_requeue
-
     return stale_inbound_requeue()
 
 
-@shared_task(name="channels.send_reply", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(name=REPLY_TASK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def send_reply(message_id: str) -> None:
-    from .services import reply_send
-
     reply_send(message_id=message_id)
 
 
@@ -43,13 +51,6 @@ def send_reply(message_id: str) -> None:
 def reapply(self, agent_id: str) -> None:
     """The agent's stored channel state into its runtime again (after a (re)deploy or a start):
     OpenClaw gets its channel config pushed, a Hermes agent's pending inbound messages go out."""
-    from agents.gateway import AgentNotRunning, GatewayUnreachable
-    from agents.models import Agent
-
-    from .definitions import RUNTIME_OPENCLAW
-    from .services import pending_inbound_requeue, runtime_channels_reapply
-    from .services.common import runtime_of
-
     agent = Agent.objects.filter(pk=agent_id).first()
     if agent is None:
         return

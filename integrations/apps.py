@@ -2,9 +2,6 @@ from django.apps import AppConfig
 
 from fleet.periodic import PeriodicJob
 
-# When a runtime (re)appears, the integrations' variables and MCP servers are applied to it.
-RUNTIME_UP_EVENTS = ("agent.running", "agent.started", "agent.restarted")
-
 
 class IntegrationsConfig(AppConfig):
     name = "integrations"
@@ -21,19 +18,9 @@ class IntegrationsConfig(AppConfig):
         from fleet import events
 
         from . import tasks  # noqa: F401 - registers the tasks
+        from .events import on_agent_event
         from .services import workload_env
 
         register_workload_env("integrations", workload_env)
-        events.subscribe(on_event)
+        events.subscribe(on_agent_event)
 
-
-def on_event(event) -> None:
-    """After commit: a runtime that came up gets the integrations' state (only agents that have
-    integrations, so other agents' starts cost nothing)."""
-    if event.kind not in RUNTIME_UP_EVENTS or event.agent_id is None:
-        return
-    from .models import Integration
-    from .tasks import apply_runtime_state
-
-    if Integration.objects.filter(agent_id=event.agent_id).exists():
-        apply_runtime_state.delay_on_commit(str(event.agent_id), True)

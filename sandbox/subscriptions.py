@@ -8,6 +8,8 @@ from agents.gateway.protocol import ADMIN, APPROVAL_CAPS, APPROVALS
 from agents.models import Agent, SandboxProfile
 from fleet import events
 
+from .services import approval_event_record, approvals_forget_pending, policy_apply_enqueue
+
 # A runtime that comes up (again) gets the stored policy: after provisioning or a redeploy
 # (agent.running), a start and a restart.
 COMING_UP = {"agent.running", "agent.started", "agent.restarted"}
@@ -20,8 +22,6 @@ def on_agent_event(event) -> None:
     agent = Agent.objects.filter(pk=event.agent_id, sandbox_profile=SandboxProfile.NEMOCLAW).first()
     if agent is None:
         return
-    from .services import approvals_forget_pending, policy_apply_enqueue
-
     if event.kind in RESTARTED:
         approvals_forget_pending(agent_id=agent.pk)
     policy_apply_enqueue(agent)
@@ -32,8 +32,6 @@ def _sandboxed(agents):
 
 
 def _handler(agent_id: str, event: str, payload: dict) -> None:
-    from .services import approval_event_record
-
     approval_event_record(agent_id, event, payload)
 
 

@@ -7,14 +7,14 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from .services.apply import APPLY_TASK, TRANSIENT, policy_apply
+
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None, ignore_result=True)
+@shared_task(name=APPLY_TASK, bind=True, acks_late=True, max_retries=None, ignore_result=True)
 def sandbox_policy_apply(self, agent_id: str) -> None:
     """Apply an agent's stored policy to its runtime; retried with backoff while it comes up."""
-    from .services.apply import TRANSIENT, policy_apply
-
     try:
         policy_apply(agent_id=agent_id)
     except TRANSIENT as exc:

@@ -22,16 +22,18 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from fleet.task_queue import task_named
+
 from ..events import agent_event
 from ..models import SERVING, Agent, Budget, PausedReason, WorkspaceAgent
 from ..models.money import micros_to_usd
 from ..services.lifecycle import agent_stop
 from .selectors import BudgetState, budget_states
 from .serializers import BudgetOut
-from .tasks import pause_over_budget
 
 logger = logging.getLogger(__name__)
 
+PAUSE_TASK = "agents.budgets.pause"  # the job that calls budget_pause
 
 
 @dataclass
@@ -160,7 +162,7 @@ def budget_check_agent(*, agent_id, now: datetime | None = None) -> bool:
         budget_soft_notify(state=state)
     if not _over_cap(states) or not _pause_claim(agent_id, only_unclaimed=True):
         return False
-    pause_over_budget.delay_on_commit(str(agent_id))
+    task_named(PAUSE_TASK).delay_on_commit(str(agent_id))
     return True
 
 

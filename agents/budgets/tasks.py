@@ -6,16 +6,15 @@ import logging
 
 from celery import shared_task
 
+from .enforcement import PAUSE_TASK, budget_pause, budgets_sweep
+
 logger = logging.getLogger(__name__)
 
 SWEEP_TASK = "agents.budgets.sweep"
-PAUSE_TASK = "agents.budgets.pause"
 
 
 @shared_task(name=SWEEP_TASK, soft_time_limit=50, time_limit=58)
 def sweep_budgets() -> None:
-    from .enforcement import budgets_sweep
-
     report = budgets_sweep()
     if report.over_soft:
         logger.info(
@@ -27,6 +26,4 @@ def sweep_budgets() -> None:
 @shared_task(name=PAUSE_TASK, acks_late=True, soft_time_limit=120, time_limit=130)
 def pause_over_budget(agent_id: str) -> str:
     """Enqueued by ingestion when usage takes a running agent over a cap."""
-    from .enforcement import budget_pause
-
     return budget_pause(agent_id=agent_id)

@@ -16,18 +16,20 @@ from django.utils import timezone
 from fleet.api.principal import Principal
 from fleet.errors import FleetError
 from fleet.redaction import REDACTED
+from fleet.task_queue import task_named
 from llm.models import ProviderKey
 from llm.selectors import is_default_key
 
+from ..events import RUNTIME_UP_EVENTS
 from ..models import SERVING, Agent, AgentModel, SandboxProfile
 from ..selectors import agent_workspace_ids
 from .choice import KeyNotUsable, ModelChoice, agent_choice, choice_parse, default_choice, has_own_model
 from .runtime import ModelUnsupported, model_unsupported_reason, runtime_model_apply
-from .tasks import apply_model
 
 logger = logging.getLogger(__name__)
 
-RUNTIME_UP_EVENTS = ("agent.running", "agent.started", "agent.restarted")
+APPLY_TASK = "agents.apply_model"  # agents.llm_model.tasks.apply_model
+
 MAX_ERROR_CHARS = 500
 
 
@@ -88,7 +90,7 @@ def model_record(agent: Agent) -> dict:
 
 
 def model_apply_enqueue(agent_id) -> None:
-    transaction.on_commit(lambda: apply_model.delay(str(agent_id)))
+    transaction.on_commit(lambda: task_named(APPLY_TASK).delay(str(agent_id)))
 
 
 def model_apply(*, agent_id) -> bool:

@@ -1,5 +1,5 @@
 """The task that puts an agent's model into its runtime (queue `runtime`); its one argument is
-the agent's id, never a key. The task body imports its service when it runs (agents.tasks)."""
+the agent's id, never a key."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import logging
 
 from celery import shared_task
 
+from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
+from fleet.errors import DaemonUnreachable, FleetError
+
+from .services import APPLY_TASK, model_apply, model_apply_refused
+
 logger = logging.getLogger(__name__)
 
-APPLY_TASK = "agents.apply_model"
 APPLY_MAX_RETRIES = 8  # with backoff 2, 4, ... capped at 30 s: about 3 minutes for a runtime to come up
 
 
@@ -17,11 +21,6 @@ APPLY_MAX_RETRIES = 8  # with backoff 2, 4, ... capped at 30 s: about 3 minutes 
 def apply_model(self, agent_id: str) -> None:
     """Retried while the runtime is unreachable or says "not now"; an agent that stopped
     meanwhile ends it (its next start applies the model); a refusal is kept on the row."""
-    from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
-    from fleet.errors import DaemonUnreachable, FleetError
-
-    from .services import model_apply, model_apply_refused
-
     try:
         model_apply(agent_id=agent_id)
     except AgentNotRunning:

@@ -13,14 +13,15 @@ from django.db import transaction
 from fleet import netsafety
 from fleet.api.principal import Principal
 from fleet.errors import ValidationFailed
+from fleet.task_queue import task_named
 
 from ..backends.base import GATEWAY_PORT
 from ..events import agent_event
 from ..gateway.tokens import weak_token_reason
 from ..models import Agent, DeployTarget, RuntimeFamily, Status
-from ..tasks import first_handshake
 from .billing import agent_quota_check
 from .deploy import key_workspace_assign
+from .handshake import FIRST_HANDSHAKE_TASK
 from .selection import clean_name
 
 EXTERNAL = DeployTarget.EXTERNAL
@@ -136,5 +137,5 @@ def agent_adopt(*, principal: Principal, request: AdoptRequest) -> Agent:
     )
     key_workspace_assign(principal=principal, agent=agent)
     agent_event(agent, "agent.adopted", f"External agent {agent.name} was adopted.", url=endpoint.url)
-    first_handshake.delay_on_commit(str(agent.pk))  # its version recorded, or why not in last_error
+    task_named(FIRST_HANDSHAKE_TASK).delay_on_commit(str(agent.pk))  # its version recorded, or why not in last_error
     return agent

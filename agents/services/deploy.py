@@ -13,18 +13,19 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from fleet.api.principal import Principal
 from fleet.errors import BrokerUnavailable, FieldErrors
+from fleet.task_queue import task_named
 from workspaces.roles import Role
 
 from ..events import agent_event
 from ..files.drafts import migration_draft_consume, migration_draft_get
-from ..files.migrate import migrated_settings_apply, request_from_manifest
 from ..gateway.tokens import gateway_token_generate
 from ..llm_model.services import agent_model_store, deploy_model_check
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
-from ..tasks import provision_agent
 from .billing import agent_quota_check
 from .idempotency import DeployKey, deploy_key_record
+from .migrated import migrated_settings_apply, request_from_manifest
+from .provisioning import PROVISION_TASK
 from .selection import DeployRequest, check_migration_draft_id, deploy_plan_resolve, refuse_session_only_for_keys
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ def provisioning_enqueue(agent: Agent) -> None:
 
     def publish():
         try:
-            provision_agent.delay(str(agent.pk))
+            task_named(PROVISION_TASK).delay(str(agent.pk))
         except BrokerError:
             # Known lost now: due at the reconciler's next sweep (once the broker is back),
             # not AGENT_QUEUED_DEADLINE_SECONDS later.

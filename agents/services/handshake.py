@@ -24,6 +24,8 @@ from .transitions import status_swap
 
 logger = logging.getLogger(__name__)
 
+FIRST_HANDSHAKE_TASK = "agents.handshake.first"  # the job that calls agent_first_handshake
+
 NO_HANDSHAKE = "No handshake with the runtime yet: "
 
 

@@ -41,6 +41,8 @@ from .workload import workload_spec_build
 
 logger = logging.getLogger(__name__)
 
+PROVISION_TASK = "agents.tasks.provision_agent"  # the job that calls agent_provision
+
 # Between two looks at a starting workload; each look is a task of its own (never a sleep).
 READY_POLL_FIRST_SECONDS = 0.5
 READY_POLL_MAX_SECONDS = 2.0

@@ -23,9 +23,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from fleet.task_queue import task_named
+
 from ..models import Agent, Status
-from ..tasks import provision_agent
-from .provisioning import agent_provision_fail, deploying_deadline
+from .provisioning import PROVISION_TASK, agent_provision_fail, deploying_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def deploys_reconcile() -> dict:
         if not taken:
             continue  # its job or another sweep moved it meanwhile
         try:
-            provision_agent.apply_async(args=[str(agent_id)], task_id=job_id)
+            task_named(PROVISION_TASK).apply_async(args=[str(agent_id)], task_id=job_id)
         except BrokerError as exc:
             # Still down: undo the count; the deadline moved, so the next sweeps try again.
             Agent.objects.filter(pk=agent_id, provision_takeovers__gt=0).update(

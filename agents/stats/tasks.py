@@ -6,6 +6,8 @@ import logging
 
 from celery import shared_task
 
+from .services import stats_purge, stats_sample_tick
+
 logger = logging.getLogger(__name__)
 
 SAMPLE_TASK = "agents.stats.sample"
@@ -14,8 +16,6 @@ PURGE_TASK = "agents.stats.purge"
 
 @shared_task(name=SAMPLE_TASK, soft_time_limit=30, time_limit=40)
 def stats_sample() -> None:
-    from .services import stats_sample_tick
-
     report = stats_sample_tick()
     if report.ran:
         # Every 10 s: a tick that went well is worth a line only at DEBUG.
@@ -29,8 +29,6 @@ def stats_sample() -> None:
 
 @shared_task(name=PURGE_TASK, soft_time_limit=240, time_limit=270)
 def stats_purge_expired() -> None:
-    from .services import stats_purge
-
     deleted = stats_purge()
     if deleted:
         logger.info("stats purge: %d samples older than 24 h deleted", deleted)

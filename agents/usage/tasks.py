@@ -6,6 +6,8 @@ import logging
 
 from celery import shared_task
 
+from .sweep import usage_pull_sweep
+
 logger = logging.getLogger(__name__)
 
 PULL_TASK = "agents.usage.pull"
@@ -13,8 +15,6 @@ PULL_TASK = "agents.usage.pull"
 
 @shared_task(name=PULL_TASK, soft_time_limit=240, time_limit=270)
 def usage_pull_all() -> dict[str, int]:
-    from .sweep import usage_pull_sweep
-
     counts = usage_pull_sweep().as_dict()
     if counts["agents"]:
         logger.info("usage pull: %(agents)d agents, %(pulled)d keys pulled, %(unchanged)d unchanged, "

@@ -22,10 +22,11 @@ from __future__ import annotations
 from django.core.cache import cache
 
 from fleet.models import Event
+from fleet.task_queue import task_named
 
-from ..tasks import dispatch_deliveries
 from .fanout import events_fan_out_and_publish
 
+DISPATCH_TASK = "alerts.dispatch_deliveries"  # the task that calls deliveries_dispatch
 DISPATCH_PENDING_KEY = "alerts:dispatch-pending"
 # Room for the task to wait in a busy queue; once it expires the next event publishes another
 # dispatch, in case this one's message was lost (a spare dispatch finds nothing and is cheap).
@@ -44,7 +45,7 @@ def dispatch_request() -> None:
     if not cache.add(DISPATCH_PENDING_KEY, 1, timeout=DISPATCH_PENDING_SECONDS):
         return  # a dispatch that has not started yet will find the new events
     try:
-        dispatch_deliveries.apply_async()
+        task_named(DISPATCH_TASK).apply_async()
     except Exception:
         cache.delete(DISPATCH_PENDING_KEY)  # let the next event publish one
         raise

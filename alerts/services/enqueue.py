@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..tasks import deliver, deliver_batch, deliver_group
+from fleet.task_queue import task_named
+
+# The tasks (alerts.tasks) that call delivery_attempt, deliveries_publish and deliveries_attempt.
+DELIVER_TASK = "alerts.deliver"
+DELIVER_BATCH_TASK = "alerts.deliver_batch"
+DELIVER_GROUP_TASK = "alerts.deliver_group"
 
 # New deliveries of one channel per message, sent in turn by one worker. Publishing a message
 # costs about 0.3 ms of CPU (Celery and kombu), a burst of 1,000 events about 3,000 deliveries:
@@ -19,8 +24,9 @@ def deliveries_enqueue_on_commit(delivery_ids, *, eta: datetime | None = None) -
     (split in the worker), one message per delivery for scheduled retries."""
     ids = [str(delivery_id) for delivery_id in delivery_ids]
     if len(ids) > 1 and eta is None:
-        deliver_batch.delay_on_commit(ids)
+        task_named(DELIVER_BATCH_TASK).delay_on_commit(ids)
         return
+    deliver = task_named(DELIVER_TASK)
     for delivery_id in ids:
         deliver.apply_async_on_commit((delivery_id,), eta=eta)
 
@@ -29,6 +35,7 @@ def deliveries_publish(delivery_ids, *, eta: datetime | None = None) -> None:
     """One deliver message per delivery, now (a worker splitting a batch)."""
     if not delivery_ids:
         return
+    deliver = task_named(DELIVER_TASK)
     with deliver.app.producer_or_acquire() as producer:  # one broker connection for the lot
         for delivery_id in delivery_ids:
             deliver.apply_async((str(delivery_id),), eta=eta, producer=producer)
@@ -41,6 +48,7 @@ def deliveries_publish_by_channel(deliveries: Iterable) -> int:
     groups = deliveries_grouped(deliveries)
     if not groups:
         return 0
+    deliver, deliver_group = task_named(DELIVER_TASK), task_named(DELIVER_GROUP_TASK)
     with deliver.app.producer_or_acquire() as producer:
         for ids in groups:
             if len(ids) == 1:

@@ -22,14 +22,18 @@ from django.utils import timezone
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
 from agents.models import IN_FLIGHT, SERVING, Agent
 from fleet.errors import FleetError, ValidationFailed
+from fleet.task_queue import task_named
 
 from ..adapters import ChallengeAnswer, Ignored, Inbound, adapter_for, inbound_secret_field, inbound_secret_generator
 from ..definitions import RUNTIME_LEGACY, definition_for
 from ..errors import ChannelDisabled, ChannelNotFound, InboundSecretMissing
 from ..models import ChannelMessage, Direction, LegacyChannel, MessageState
-from ..tasks import forward_inbound, send_reply
 from .common import channel_gateway
 from .legacy import legacy_channel_send
+
+# The tasks (channels.tasks) that call inbound_forward and reply_send.
+FORWARD_TASK = "channels.forward_inbound"
+REPLY_TASK = "channels.send_reply"
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +94,7 @@ def _store(channel: LegacyChannel, inbound: Inbound) -> Received:
     try:
         with transaction.atomic():
             message = ChannelMessage.objects.create(channel=channel, **fields)
-            forward_inbound.delay_on_commit(str(message.pk))
+            task_named(FORWARD_TASK).delay_on_commit(str(message.pk))
     except IntegrityError:  # the provider delivered this update before: the same message
         message = ChannelMessage.objects.get(channel=channel, provider_update_id=inbound.update_id)
         return Received(message=message, duplicate=True)
@@ -142,7 +146,7 @@ def inbound_forward(*, message_id) -> str:
                 reply_to=message, metadata={"conversation": reply.conversation, "inReplyTo": str(message.pk)},
             )
             ChannelMessage.objects.filter(pk=message.pk).update(state=MessageState.ANSWERED, error="")
-            send_reply.delay_on_commit(str(outbound.pk))
+            task_named(REPLY_TASK).delay_on_commit(str(outbound.pk))
     except IntegrityError:
         # Another task answered it while this one ran (a claim taken over from a worker that was
         # slow, not dead): that reply stands, this one is dropped.
@@ -164,7 +168,7 @@ def stale_inbound_requeue() -> int:
     )
     ids = [str(pk) for pk in rows.values_list("pk", flat=True)[:SWEEP_BATCH]]
     for message_id in ids:
-        forward_inbound.delay_on_commit(message_id)
+        task_named(FORWARD_TASK).delay_on_commit(message_id)
     return len(ids)
 
 
@@ -190,5 +194,5 @@ def pending_inbound_requeue(*, agent: Agent) -> int:
     ids = [str(pk) for pk in ChannelMessage.objects.filter(
         channel__agent=agent, direction=Direction.INBOUND, state=MessageState.PENDING).values_list("pk", flat=True)]
     for message_id in ids:
-        forward_inbound.delay_on_commit(message_id)
+        task_named(FORWARD_TASK).delay_on_commit(message_id)
     return len(ids)

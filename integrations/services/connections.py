@@ -10,12 +10,15 @@ from agents.events import agent_event
 from agents.gateway import family_of
 from agents.models import SERVING, Agent
 from fleet.errors import NotFound, ValidationFailed
+from fleet.task_queue import task_named
 
 from .. import catalog
 from ..errors import AlreadyConnected, McpUnsupported, OAuthRequired
 from ..fields import SplitConfig, config_validate, stored_config, value_of
 from ..models import Integration, IntegrationStatus
-from ..tasks import apply_runtime_state
+
+# The task (integrations.tasks) that calls runtime_state_apply.
+APPLY_TASK = "integrations.apply_runtime_state"
 
 
 def provider_entry(provider_id) -> dict:
@@ -96,4 +99,4 @@ def integration_remove(*, integration: Integration) -> None:
     if not deleted:
         raise NotFound("Integration not found.")
     if agent.status in SERVING:
-        apply_runtime_state.delay_on_commit(str(agent.pk), False)
+        task_named(APPLY_TASK).delay_on_commit(str(agent.pk), False)

@@ -35,6 +35,7 @@ from agents.selectors import agent_access
 from fleet import netsafety
 from fleet.api.principal import Principal
 from fleet.errors import FleetError, ValidationFailed
+from fleet.task_queue import task_named
 from workspaces.roles import Role
 
 from .. import catalog
@@ -42,8 +43,7 @@ from ..endpoints import oauth_endpoint
 from ..errors import OAuthFailed, OAuthStateInvalid
 from ..fields import stored_config
 from ..models import Integration, IntegrationStatus, OAuthState
-from ..tasks import apply_runtime_state
-from .connections import integration_connected_event, provider_entry
+from .connections import APPLY_TASK, integration_connected_event, provider_entry
 
 logger = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def oauth_refresh(*, integration_id) -> Integration | None:
         locked.token_expires_at = _expiry(entry, tokens)
         locked.save(update_fields=["secrets", "token_expires_at", "updated_at"])
         if locked.agent.status in SERVING:
-            apply_runtime_state.delay_on_commit(str(locked.agent_id), False)  # the new access token
+            task_named(APPLY_TASK).delay_on_commit(str(locked.agent_id), False)  # the new access token
     return locked
 
 

@@ -15,6 +15,7 @@ from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable, ga
 from agents.llm_model.choice import has_own_model
 from agents.models import SERVING, Agent, SandboxProfile
 from fleet.errors import FleetError
+from fleet.task_queue import task_named
 
 from ..inference import inference_key, model_config_patch
 from ..models import SandboxPolicy
@@ -22,6 +23,8 @@ from ..policy import TOOLS_REPLACE_PATHS, exec_approvals_file, exec_approvals_ma
 from .policies import policy_current
 
 logger = logging.getLogger(__name__)
+
+APPLY_TASK = "sandbox.tasks.sandbox_policy_apply"  # the job that calls policy_apply
 
 # While the runtime comes up these pass; the task retries them with backoff.
 TRANSIENT = (GatewayUnreachable, AgentNotRunning)
@@ -74,9 +77,7 @@ def _exec_approvals_set(gateway, document: dict) -> None:
 
 def policy_apply_enqueue(agent: Agent) -> None:
     """Apply in the background once the transaction commits (retried while the runtime starts)."""
-    from ..tasks import sandbox_policy_apply
-
-    sandbox_policy_apply.delay_on_commit(str(agent.pk))
+    task_named(APPLY_TASK).delay_on_commit(str(agent.pk))
 
 
 def policy_apply_now(agent: Agent) -> SandboxPolicy:

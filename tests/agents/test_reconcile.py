@@ -14,6 +14,7 @@ from django.utils import timezone
 from kombu import Producer
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
+from agents import tasks as agent_tasks
 from agents.models import Agent
 from agents.services import provisioning
 from agents.services.deploy import agent_deploy
@@ -234,7 +235,7 @@ def _database_away(*args, **kwargs):
 
 
 def test_a_provisioning_job_retries_when_the_database_is_away_instead_of_ending(queued, retries, monkeypatch):
-    monkeypatch.setattr(provisioning, "agent_provision", _database_away)
+    monkeypatch.setattr(agent_tasks, "agent_provision", _database_away)
 
     provision_agent.apply(args=[str(queued.pk)])
 
@@ -246,8 +247,8 @@ def test_a_failure_that_cannot_be_recorded_while_the_database_is_away_retries(qu
     def broken(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(provisioning, "agent_provision", broken)
-    monkeypatch.setattr(provisioning, "agent_provision_fail", _database_away)
+    monkeypatch.setattr(agent_tasks, "agent_provision", broken)
+    monkeypatch.setattr(agent_tasks, "agent_provision_fail", _database_away)
 
     provision_agent.apply(args=[str(queued.pk)])
 
@@ -258,7 +259,7 @@ def test_a_bug_with_the_database_up_still_ends_in_error(queued, retries, monkeyp
     def broken(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(provisioning, "agent_provision", broken)
+    monkeypatch.setattr(agent_tasks, "agent_provision", broken)
 
     provision_agent.apply(args=[str(queued.pk)])
 

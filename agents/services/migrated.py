@@ -7,7 +7,7 @@ import dataclasses
 from decimal import Decimal
 
 from ..models import Agent, Budget
-from ..services.selection import DeployRequest
+from .selection import DeployRequest
 
 
 def request_from_manifest(request: DeployRequest, manifest: dict) -> DeployRequest:
