@@ -28,6 +28,7 @@ from agents.models import Agent
 
 from ..definitions import Definition
 from ..errors import LoginNotAvailable
+from .login_result import QR_LIFETIME, LoginResult
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FAILURE = re.compile(r"(?:login failed|error)[:!]", re.IGNORECASE)
@@ -80,8 +81,6 @@ def failure_message(text: str, *, fallback: str) -> str:
 def run_cli_login(agent: Agent, definition: Definition):
     """Run the type's login command: a LoginResult with the QR, or "linked" when the command
     finished without needing one. GatewayError with the CLI's own message when it fails."""
-    from .runtime import QR_LIFETIME, LoginResult
-
     login = cli_login_of(definition)
     result = workload_exec(agent, login.argv, timeout=settings.CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS,
                            max_output=OUTPUT_BYTES, stop_when=lambda out: bool(login.qr_line.search(_text(out))))

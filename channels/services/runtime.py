@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -26,10 +25,10 @@ from ..errors import NoLogout, PluginUnavailable
 from ..models import RuntimeChannel
 from .cli_login import cli_login_of, run_cli_login
 from .common import channel_gateway, definition_of, require_openclaw
+from .login_result import QR_LIFETIME, LoginResult
 
 logger = logging.getLogger(__name__)
 
-QR_LIFETIME = timedelta(seconds=60)  # WhatsApp rotates its QR about once a minute
 LOGIN_WAIT_MS = 20_000
 FAILURE_MARKERS = ("fail", "error", "expired", "no active", "not available", "timed out", "unable")
 
@@ -38,15 +37,6 @@ FAILURE_MARKERS = ("fail", "error", "expired", "no active", "not available", "ti
 class SaveResult:
     channel: RuntimeChannel
     restart: str  # "applied", "requested" or "pending"
-
-
-@dataclass(frozen=True)
-class LoginResult:
-    status: str  # "qr", "linked", "connected" or "waiting"
-    message: str
-    qr_data_url: str | None = None
-    expires_at: datetime | None = None
-    connected: bool = False
 
 
 def plugin_path(definition: Definition) -> str | None:
