@@ -1,6 +1,6 @@
 """Integration routes: thin views over integrations.services and integrations.selectors.
 
-Agent routes use agents.api.access: viewers read, editors write; keys need agents:read to read
+Agent routes use agents.permissions: viewers read, editors write; keys need agents:read to read
 and agents:write to write, and reach only agents of their workspace (others are 404).
 """
 
@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from agents.api.access import AgentOperator, AgentReader
+from agents.permissions import AgentOperator, AgentReader
 from fleet.api.permissions import IsAuthenticated
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import PUBLIC, ApiView, PublicApiView

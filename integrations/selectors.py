@@ -1,4 +1,4 @@
-"""Reads of integrations; access to the agent is checked by the route (agents.api.access)."""
+"""Reads of integrations; access to the agent is checked by the route (agents.permissions)."""
 
 from __future__ import annotations
 

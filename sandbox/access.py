@@ -1,12 +1,12 @@
-"""Access to the nemoclaw routes: the agent's own rules (agents.api.access) first, so a caller
+"""Access to the nemoclaw routes: the agent's own rules (agents.permissions) first, so a caller
 who may not see the agent gets its 404/403, then 400 not_sandboxed for a standard agent."""
 
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from agents.api.access import AgentOperator, AgentReader
 from agents.models import SandboxProfile
+from agents.permissions import AgentOperator, AgentReader
 
 from .errors import NotSandboxed
 

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
+from ..permissions import AgentOperator, AgentOwner, AgentReader
 from ..services.lifecycle import (
     agent_delete,
     agent_gateway_url,
@@ -17,7 +18,6 @@ from ..services.lifecycle import (
     agent_start,
     agent_stop,
 )
-from .access import AgentOperator, AgentOwner, AgentReader
 from .serializers import AgentDetailOut, AgentOut, AgentRedeployOut, GatewayUrlOut
 
 

@@ -1,7 +1,7 @@
 """GET/PUT /agents/:id/budget and DELETE /agents/:id/budget/:budgetId.
 
 Viewers read, editors write; keys need agents:read to read and agents:write to write
-(agents.api.access gives 404 for agents the caller cannot see).
+(agents.permissions gives 404 for agents the caller cannot see).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from fleet.api.fields import NumberField
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
-from ..api.access import AgentOperator, AgentReader
 from ..models import BudgetPeriod
 from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
+from ..permissions import AgentOperator, AgentReader
 from .selectors import agent_budget_report, budget_of_agent, budget_state
 from .serializers import BudgetOut, BudgetReportOut
 from .services import budget_delete, budget_upsert

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from fleet.api.views import ApiView
 from fleet.edge.sse import EVENT_STREAM
 
-from ..api.access import AgentOperator
+from ..permissions import AgentOperator
 from .serializers import ChatIn, ChatMessageOut, ChatSessionOut
 from .services import chat_message_list, chat_session_list
 from .sse import chat_response

@@ -23,8 +23,8 @@ from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 from fleet.errors import InvalidRequest, PayloadTooLarge
 
-from ..api.access import AgentOperator, AgentReader
 from ..backends.base import StatePath
+from ..permissions import AgentOperator, AgentReader
 from .drafts import migration_draft_create, migration_drafts_quota_check
 from .export import agent_export
 from .serializers import FileEntryOut, MigrationDraftOut

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from fleet.api.views import ApiView
 
-from ..api.access import AgentOperator, AgentReader
+from ..permissions import AgentOperator, AgentReader
 from .serializers import ModelIn, ModelOut
 from .services import agent_model_clear, model_record, model_set_from_body
 

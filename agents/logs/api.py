@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from fleet.api.views import ApiView
 from fleet.edge.sse import EVENT_STREAM, wants_event_stream
 
-from ..api.access import AgentReader
+from ..permissions import AgentReader
 from .query import DEFAULT_TAIL, MAX_TAIL, logs_query_from
 from .serializers import LogLineOut
 from .services import agent_logs_list

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from fleet.api.serializers import TimestampField
 from fleet.api.views import ApiView
 
-from ..api.access import AgentOperator
+from ..permissions import AgentOperator
 from .sessions import TICKET_SECONDS, gateway_session_create
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from agents.api.access import AgentReader
+from agents.permissions import AgentReader
 from fleet.api.views import ApiView
 
 from .selectors import stats_history_list, stats_snapshot_get

@@ -1,4 +1,4 @@
-"""Reads of agent stats. The view resolves the agent and the caller's access (agents.api.access.AgentReader)."""
+"""Reads of agent stats. The view resolves the agent and the caller's access (agents.permissions.AgentReader)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from fleet.api.permissions import SessionOnly
 from fleet.api.views import ApiView
 
-from ..api.access import AgentRole
+from ..permissions import AgentRole
 from .access import TERMINAL_ROLE
 from .serializers import TerminalTicketOut
 from .tickets import TICKET_SECONDS, terminal_ticket_issue

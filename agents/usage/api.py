@@ -15,7 +15,7 @@ from fleet.api.throttling import throttle
 from fleet.api.views import ApiView
 from workspaces.roles import Scope
 
-from ..api.access import AgentOperator
+from ..permissions import AgentOperator
 from .authentication import AgentCredential, AgentTokenAuthentication
 from .cost import workspace_cost_report
 from .pull import usage_pull

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ..budgets.enforcement import budget_check_agent
 from ..models import Agent
-from .rates import RateBook
+from ..rates.book import RateBook
 from .store import PricedEvent, usage_events_insert, usage_rollups_add
 from .validation import UsageInput
 

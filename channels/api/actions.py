@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from agents.api.access import AgentOperator, AgentReader
+from agents.permissions import AgentOperator, AgentReader
 from fleet.api.throttling import relay_test_throttle
 from fleet.api.views import ApiView
 

@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from agents.api.access import AgentOperator, AgentReader
+from agents.permissions import AgentOperator, AgentReader
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 

@@ -146,7 +146,7 @@ def own_llm_key(caller: str) -> str:
 
 
 def agent(min_role: Role) -> Policy:
-    """agents.api.access.AgentRole on an agent of `agent_owner` shared into the workspace: the
+    """agents.permissions.AgentRole on an agent of `agent_owner` shared into the workspace: the
     direct owner acts as owner, members with their workspace role, keys of that workspace with the
     role their agent scopes give; anyone who may not see the agent gets 404."""
     def policy(caller):

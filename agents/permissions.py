@@ -9,7 +9,7 @@ from rest_framework.permissions import BasePermission
 from fleet.api.permissions import principal_of
 from workspaces.roles import Role
 
-from ..selectors import agent_access, agent_access_for_owner
+from .selectors import agent_access, agent_access_for_owner
 
 
 def AgentRole(min_role: Role = Role.VIEWER) -> type[BasePermission]:  # noqa: N802 - used like a class

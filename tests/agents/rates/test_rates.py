@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from agents.models import ModelRate
-from agents.usage.catalog import CATALOG
-from agents.usage.rates import RateBook
+from agents.rates.book import RateBook
+from agents.rates.catalog import CATALOG
 
 DAY = date(2026, 1, 15)
 
