@@ -22,6 +22,8 @@ from uuid import UUID
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 
+from .models import User
+
 # (user id, token version) -> (monotonic expiry, column values of the row in `_FIELDS` order)
 _entries: dict[tuple[UUID, int], tuple[float, tuple]] = {}
 _stamp_seen: int | None = None
@@ -40,8 +42,6 @@ def _stamp() -> int:
 
 
 def _fields() -> list[str]:
-    from .models import User
-
     return [field.attname for field in User._meta.concrete_fields]
 
 
@@ -61,8 +61,6 @@ def cached_user(user_id: UUID, token_version: int):
     if entry[0] < time.monotonic():
         del _entries[(user_id, token_version)]
         return None
-    from .models import User
-
     return User.from_db(DEFAULT_DB_ALIAS, _fields(), entry[1])
 
 

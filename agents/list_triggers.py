@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.migrations.recorder import MigrationRecorder
 
 from accounts.models import User
@@ -226,8 +226,6 @@ def install(connection) -> list[str]:
 def install_after_migrate(sender, *, using: str, **kwargs) -> None:
     """post_migrate (agents.apps): once the migration that introduced these definitions is
     applied, keep them in place (a migrate back to an older schema is left alone)."""
-    from django.db import connections
-
     connection = connections[using]
     if connection.vendor not in ("postgresql", "sqlite"):
         return
