@@ -135,6 +135,13 @@ def tenancy(db) -> Tenancy:
 
 
 @pytest.fixture
+def agent(tenancy):
+    """An agent of the tenancy's agent owner, in its workspace (a module needing another one
+    defines its own `agent`)."""
+    return tenancy.agent()
+
+
+@pytest.fixture
 def clock() -> Iterator[Clock]:
     """The clock stopped at the test's start; move it with clock.move_to() or clock.advance()."""
     with frozen_clock() as clock:

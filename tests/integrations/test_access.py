@@ -15,11 +15,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def agent(tenancy):
-    return tenancy.agent()
-
-
-@pytest.fixture
 def integration(agent):
     # Tavily has no connection test: a test call answers without the network.
     return integration_connect(agent=agent, provider="tavily", config={"api_key": "tvly-secret"})

@@ -46,11 +46,6 @@ PROVIDERS = {
 }
 
 
-@pytest.fixture
-def agent(tenancy):
-    return tenancy.agent()
-
-
 def pointed_at(settings, receiver, provider):
     settings.INTEGRATION_ENDPOINTS = {provider: {"api": receiver.url}}
 

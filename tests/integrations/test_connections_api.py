@@ -16,11 +16,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def agent(tenancy):
-    return tenancy.agent()
-
-
-@pytest.fixture
 def editor(tenancy):
     return client_for(tenancy.editor)
 

@@ -83,11 +83,6 @@ class FakeAuthorizationServer:
 
 
 @pytest.fixture
-def agent(tenancy):
-    return tenancy.agent()
-
-
-@pytest.fixture
 def editor(tenancy):
     return client_for(tenancy.editor)
 

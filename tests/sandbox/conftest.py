@@ -19,6 +19,12 @@ def sandboxed(tenancy, **fields):
     return tenancy.agent(sandbox_profile="nemoclaw", **fields)
 
 
+@pytest.fixture
+def agent(tenancy):
+    """The sandboxed agent most tests here act on."""
+    return sandboxed(tenancy)
+
+
 def assign(tenancy, agent):
     WorkspaceAgentFactory(workspace=tenancy.workspace, agent=agent)
     return agent

@@ -13,11 +13,6 @@ from .conftest import sandboxed
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def agent(tenancy):
-    return sandboxed(tenancy)
-
-
 def policy_url(agent) -> str:
     return f"/api/agents/{agent.id}/nemoclaw/policy"
 

@@ -17,11 +17,6 @@ def status_url(agent) -> str:
     return f"/api/agents/{agent.id}/nemoclaw/status"
 
 
-@pytest.fixture
-def agent(tenancy):
-    return sandboxed(tenancy)
-
-
 def test_a_stopped_sandbox_reports_its_lifecycle_state_and_policy_summary(tenancy, agent, settings):
     settings.NVIDIA_API_KEY = ""
 

@@ -14,11 +14,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def agent(tenancy):
-    return tenancy.agent()
-
-
-@pytest.fixture
 def owner_client(tenancy):
     return client_for(tenancy.agent_owner)
 
