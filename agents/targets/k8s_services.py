@@ -140,7 +140,7 @@ class ClusterTest:
 
 def k8s_cluster_test(*, cluster: K8sCluster) -> ClusterTest:
     """Reach the cluster's API server with its kubeconfig and record what it answered."""
-    from ..backends.kubernetes import KubernetesBackend
+    from ..backends.kubernetes import KubernetesBackend  # kubernetes: loaded when a cluster is first called
 
     try:
         words = KubernetesBackend(cluster).probe()

@@ -20,7 +20,7 @@ def prepared_statements() -> Iterator[None]:
     if connection.vendor != "postgresql":
         yield
         return
-    from django.db.backends.postgresql.base import ServerBindingCursor
+    from django.db.backends.postgresql.base import ServerBindingCursor  # psycopg: on PostgreSQL only
 
     connection.ensure_connection()
     raw = connection.connection
