@@ -49,6 +49,11 @@ class BootstrapStatusApi(PublicApiView):
 
 
 class SignupApi(PublicApiView):
+    request_examples = {
+        "POST": {
+            "A new account": {"email": "ada@example.com", "password": "<a passphrase of 8 or more characters>"},
+        },
+    }
     documented_errors = (403, 409)
     access = {"POST": PUBLIC}
     throttle_classes = [SignupBurstThrottle, SignupDailyThrottle]
@@ -73,6 +78,11 @@ class SignupApi(PublicApiView):
 
 
 class LoginApi(PublicApiView):
+    request_examples = {
+        "POST": {
+            "Email and password": {"email": "ada@example.com", "password": "<your password>"},
+        },
+    }
     documented_errors = (401, 403, 503)  # 503 cache_unavailable: its throttle's store is away
     access = {"POST": PUBLIC}
     throttle_classes = [LoginThrottle]
@@ -101,6 +111,11 @@ class MeApi(ApiView):
 
 
 class ProfileApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "A new display name": {"name": "Ada Lovelace"},
+        },
+    }
     documented_errors = (409,)
     access = {"PATCH": (SessionOnly,)}
 
@@ -125,6 +140,11 @@ class ProfileApi(ApiView):
 
 
 class PasswordApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Change it": {"currentPassword": "<current password>", "newPassword": "<a new passphrase>"},
+        },
+    }
     access = {"PATCH": (SessionOnly,)}
 
     class InputSerializer(serializers.Serializer):
@@ -150,6 +170,13 @@ class OAuthLoginDisabled(Forbidden):
 
 
 class OAuthLoginApi(PublicApiView):
+    request_examples = {
+        "POST": {
+            "With a GitHub access token": {
+                "provider": "github", "oauthAccessToken": "<token from GitHub's OAuth flow>",
+            },
+        },
+    }
     documented_errors = (401, 403, 502)
     access = {"POST": PUBLIC}
     throttle_classes = [OAuthLoginThrottle]

@@ -41,6 +41,11 @@ class UserGroupDetailOut(UserGroupOut):
 
 
 class UserGroupListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A team": {"name": "platform-team", "description": "Runs the shared agents", "members": ["<user id>"]},
+        },
+    }
     access = {"GET": ADMIN, "POST": ADMIN}
 
     class InputSerializer(serializers.Serializer):
@@ -68,6 +73,11 @@ class UserGroupListApi(ApiView):
 
 
 class UserGroupDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Describe it": {"description": "Runs the shared and the staging agents"},
+        },
+    }
     access = {"GET": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
 
     class InputSerializer(serializers.Serializer):
@@ -96,6 +106,11 @@ class UserGroupDetailApi(ApiView):
 
 
 class UserGroupMemberListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Add by email": {"email": "grace@example.com"},
+        },
+    }
     access = {"GET": ADMIN, "POST": ADMIN}
 
     class InputSerializer(serializers.Serializer):

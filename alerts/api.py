@@ -24,6 +24,17 @@ WorkspaceAdmin = WorkspaceRole(Role.ADMIN, key_scope=Scope.AGENTS_WRITE)
 
 
 class AlertRuleListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Agent errors to a webhook and an inbox": {
+                "name": "Agent errors", "eventPattern": "agent.error", "enabled": True,
+                "channels": [
+                    {"type": "webhook", "url": "https://hooks.example.com/fleet"},
+                    {"type": "email", "to": ["oncall@example.com"], "subjectPrefix": "[fleet]"},
+                ],
+            },
+        },
+    }
     access = {"GET": (WorkspaceReader,), "POST": (WorkspaceAdmin,)}
 
     @extend_schema(responses=AlertRuleOutput(many=True))
@@ -44,6 +55,11 @@ class AlertRuleListApi(ApiView):
 
 
 class AlertRuleDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Pause the rule": {"enabled": False},
+        },
+    }
     access = {"PATCH": (WorkspaceAdmin,), "DELETE": (WorkspaceAdmin,)}
 
     @extend_schema(request=AlertRuleInput(partial=True), responses=AlertRuleOutput)

@@ -59,6 +59,13 @@ class CatalogApi(ApiView):
 
 
 class AgentIntegrationsApi(ApiView):
+    request_examples = {
+        "POST": {
+            "GitHub with a token": {
+                "provider": "github", "config": {"token": "<personal access token>"}, "mcpEnabled": True,
+            },
+        },
+    }
     documented_errors = {"POST": (409, 502)}
     access = {"GET": (AgentReader,), "POST": (AgentOperator,)}
 
@@ -79,6 +86,11 @@ class AgentIntegrationsApi(ApiView):
 
 
 class AgentIntegrationDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Rotate the token": {"config": {"token": "<the new token>"}},
+        },
+    }
     documented_errors = (409, 502)
     access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
 
@@ -121,6 +133,11 @@ class AgentIntegrationSyncApi(ApiView):
 
 
 class OAuthStartApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Your OAuth app's client": {"clientId": "<client id>", "clientSecret": "<client secret>"},
+        },
+    }
     documented_errors = (409,)
     access = {"POST": (AgentOperator,)}
 

@@ -80,6 +80,15 @@ class OwnKey(BasePermission):
 
 
 class UserKeysApi(ApiView):
+    request_examples = {
+        "POST": {
+            "An OpenAI key": {"provider": "openai", "label": "personal", "apiKey": "sk-<your key>"},
+            "A self-hosted OpenAI-compatible server": {
+                "provider": "openai-compatible", "label": "vllm", "apiKey": "<its key>",
+                "baseUrl": "https://llm.example.com/v1",
+            },
+        },
+    }
     access = {"GET": (SessionOnly,), "POST": (SessionOnly,)}
 
     @extend_schema(summary="The caller's own model provider keys (keys [REDACTED])", responses=KeyOut(many=True))
@@ -93,6 +102,11 @@ class UserKeysApi(ApiView):
 
 
 class UserKeyDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Rotate the key": {"apiKey": "sk-<the new key>"},
+        },
+    }
     documented_errors = {"DELETE": (409,)}
     access = {"PATCH": (OwnKey,), "DELETE": (OwnKey,)}
 
@@ -122,6 +136,11 @@ class _WorkspaceKeyView(ApiView):
 
 
 class WorkspaceKeysApi(ApiView):
+    request_examples = {
+        "POST": {
+            "The team's Anthropic key": {"provider": "anthropic", "label": "team", "apiKey": "sk-ant-<the key>"},
+        },
+    }
     access = {"GET": (WORKSPACE_READER,), "POST": (WORKSPACE_ADMIN,)}
 
     @extend_schema(summary="The workspace's model provider keys (keys [REDACTED])", responses=KeyOut(many=True))
@@ -135,6 +154,11 @@ class WorkspaceKeysApi(ApiView):
 
 
 class WorkspaceKeyDetailApi(_WorkspaceKeyView):
+    request_examples = {
+        "PATCH": {
+            "Rename it": {"label": "team (billing: ops)"},
+        },
+    }
     documented_errors = {"DELETE": (409,)}
     access = {"PATCH": (WORKSPACE_ADMIN,), "DELETE": (WORKSPACE_ADMIN,)}
 
@@ -163,6 +187,11 @@ class SandboxProviderKeyApi(ApiView):
     """The caller's own key of a provider, one per provider (nemoclaw sandboxes use `nvidia`): a
     view of the user's keys above, kept at its path. Session only: the key belongs to a person,
     and a workspace key acts for a workspace. Never shown back."""
+    request_examples = {
+        "PUT": {
+            "Your NVIDIA key": {"key": "nvapi-<your key>"},
+        },
+    }
 
     documented_errors = {"DELETE": (409,)}
     access = {"PUT": (SessionOnly,), "DELETE": (SessionOnly,)}

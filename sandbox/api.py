@@ -24,6 +24,19 @@ class SandboxStatusApi(ApiView):
 
 
 class SandboxPolicyApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Ask before commands, known hosts only": {
+                "exec": {
+                    "mode": "ask",
+                    "allow": [{"pattern": "/usr/bin/git"}, {"pattern": "/usr/bin/npm", "argPattern": "^test"}],
+                },
+                "tools": {"profile": "coding", "allow": [], "deny": []},
+                "network": {"allow": ["api.github.com", "registry.npmjs.org"], "deny": []},
+                "model": "nvidia/nemotron-3-super-120b-a12b",
+            },
+        },
+    }
     documented_errors = (409, 502)
     access = {"GET": SandboxReader, "POST": SandboxOperator}
 
@@ -49,6 +62,11 @@ class SandboxApprovalsApi(ApiView):
 
 
 class SandboxApprovalDecisionApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Let the command run": {"decision": "approve"},
+        },
+    }
     documented_errors = (409, 502)
     access = {"POST": SandboxOperator}
 

@@ -33,6 +33,11 @@ from .serializers import (
 
 
 class WorkspaceListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A new workspace": {"name": "Support"},
+        },
+    }
     access = {
         "GET": (IsAuthenticated, RequireScope(Scope.WORKSPACES_READ)),
         "POST": (SessionOnly,),
@@ -77,6 +82,11 @@ class WorkspaceDetailApi(ApiView):
 
 
 class MemberListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Add an editor": {"email": "grace@example.com", "role": "editor"},
+        },
+    }
     documented_errors = {"POST": (409,)}
     access = {
         "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.WORKSPACES_READ),),
@@ -116,6 +126,11 @@ class MemberListApi(ApiView):
 
 
 class MemberDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Make an admin": {"role": "admin"},
+        },
+    }
     documented_errors = (409,)
     access = {
         "PATCH": (WorkspaceRole(Role.ADMIN, session_only=True),),
@@ -208,6 +223,11 @@ class MyInvitationAcceptApi(ApiView):
 
 
 class ApiKeyListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A key for CI deploys": {"name": "ci-deployer", "scopes": ["agents:read", "agents:write"]},
+        },
+    }
     access = {
         "GET": (WorkspaceRole(Role.ADMIN, session_only=True),),
         "POST": (WorkspaceRole(Role.ADMIN, session_only=True),),

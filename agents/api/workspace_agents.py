@@ -19,6 +19,11 @@ from .serializers import AssignmentOut, CandidateOut, WorkspaceAgentOut
 
 
 class WorkspaceAgentListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Share an agent": {"agentId": "<agent id>", "role": "support"},
+        },
+    }
     access = {
         "GET": (WorkspaceRole(Role.VIEWER, key_scope=Scope.AGENTS_READ),),
         "POST": (WorkspaceRole(Role.EDITOR, key_scope=Scope.AGENTS_WRITE),),

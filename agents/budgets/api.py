@@ -54,6 +54,11 @@ class BudgetInput(serializers.Serializer):
 
 
 class AgentBudgetApi(ApiView):
+    request_examples = {
+        "PUT": {
+            "50 dollars a month, warned at 80%": {"period": "monthly", "limit_usd": 50, "soft_threshold_pct": 80},
+        },
+    }
     access = {"GET": (AgentReader,), "PUT": (AgentOperator,)}
 
     @extend_schema(summary="The agent's budgets with current spend, and why it is paused", responses=BudgetReportOut)

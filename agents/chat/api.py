@@ -18,6 +18,14 @@ from .sse import chat_response
 
 
 class AgentChatApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A first turn": {"message": "Summarise the open tickets in three lines."},
+            "The next turn of that session": {
+                "message": "And the oldest one?", "sessionId": "<sessionId from the first turn's done>",
+            },
+        },
+    }
     access = {"POST": (AgentOperator,)}
     documented_errors = (409, 429, 502)  # not running or no chat; too many streams; gateway down
 

@@ -77,6 +77,15 @@ def _count_change(user, host, data: dict) -> None:
 
 
 class RemoteHostListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "My own host, signed in with a key": {
+                "name": "build-host", "host": "build-host.example.com", "port": 22, "username": "fleet",
+                "auth": {"type": "key", "privateKey": "<the private key, as ssh-keygen wrote it>"},
+                "dockerSocket": "/var/run/docker.sock",
+            },
+        },
+    }
     access = {"GET": SESSION, "POST": SESSION}
 
     @extend_schema(responses=RemoteHostOut(many=True))
@@ -96,6 +105,11 @@ class RemoteHostListApi(ApiView):
 
 
 class RemoteHostDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "SSH on another port": {"port": 2222},
+        },
+    }
     access = {"GET": HOST_USER, "PATCH": HOST_OWNER, "DELETE": HOST_OWNER}
 
     @extend_schema(responses=RemoteHostOut)
@@ -146,6 +160,18 @@ class RemoteHostShareApi(ApiView):
 
 
 class AdminRemoteHostListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A platform host, usable by one workspace": {
+                "name": "build-host", "host": "build-host.example.com", "port": 22, "username": "fleet",
+                "auth": {"type": "key", "privateKey": "<the private key, as ssh-keygen wrote it>"},
+                "dockerSocket": "/var/run/docker.sock",
+                "grants": {
+                    "allAccounts": False, "users": ["<user id>"], "userGroups": [], "workspaces": ["<workspace id>"],
+                },
+            },
+        },
+    }
     access = {"GET": ADMIN, "POST": ADMIN}
 
     @extend_schema(responses=AdminRemoteHostOut(many=True))
@@ -165,6 +191,11 @@ class AdminRemoteHostListApi(ApiView):
 
 
 class AdminRemoteHostDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Sign in with a password from now on": {"auth": {"type": "password", "password": "<the new password>"}},
+        },
+    }
     access = {"GET": PLATFORM_HOST, "PATCH": PLATFORM_HOST, "DELETE": PLATFORM_HOST}
 
     @extend_schema(responses=AdminRemoteHostOut)

@@ -40,6 +40,15 @@ def cluster_get(cluster_id) -> K8sCluster:
 
 
 class K8sClusterListApi(ApiView):
+    request_examples = {
+        "POST": {
+            "A cluster reached by NodePort": {
+                "name": "prod-eu", "kubeconfig": "<a kubeconfig: YAML with its credentials inline>",
+                "namespace": "fleet-agents", "serviceType": "NodePort", "gatewayHost": "10.0.8.20",
+                "grants": {"allAccounts": True},
+            },
+        },
+    }
     access = {"GET": (PlatformAdminOnly,), "POST": (PlatformAdminOnly,)}
 
     @extend_schema(responses=K8sClusterOut(many=True))
@@ -59,6 +68,11 @@ class K8sClusterListApi(ApiView):
 
 
 class K8sClusterDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Another namespace": {"namespace": "agents"},
+        },
+    }
     access = {"GET": (PlatformAdminOnly,), "PATCH": (PlatformAdminOnly,), "DELETE": (PlatformAdminOnly,)}
 
     @extend_schema(responses=K8sClusterOut)

@@ -47,6 +47,11 @@ def proxmox_view() -> dict:
 
 
 class ProxmoxApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Open to one user group": {"grants": {"allAccounts": False, "userGroups": ["<group id>"]}},
+        },
+    }
     access = {"GET": (PlatformAdminOnly,), "PATCH": (PlatformAdminOnly,)}
 
     @extend_schema(responses=ProxmoxOut)

@@ -38,6 +38,18 @@ class UsageReporter(BasePermission):
 
 
 class AgentUsageApi(ApiView):
+    request_examples = {
+        "POST": {
+            "One model call the runtime made": {
+                "events": [
+                    {
+                        "request_id": "req-7f3a", "model": "gpt-4o-mini", "provider": "openai", "input_tokens": 1200,
+                        "output_tokens": 310, "occurred_at": "2026-11-28T09:30:00Z",
+                    },
+                ],
+            },
+        },
+    }
     documented_errors = (429, 503)
     authentication_classes = [AgentTokenAuthentication, FleetAuthentication]
     access = {"POST": (UsageReporter,)}

@@ -39,6 +39,11 @@ class ChannelLoginApi(ChannelConnectApi):
 
 
 class ChannelLoginWaitApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Wait for the scan of the QR shown": {"currentQrDataUrl": "data:image/png;base64,<the QR's data>"},
+        },
+    }
     documented_errors = (409, 502)
     access = {"POST": (AgentOperator,)}
 

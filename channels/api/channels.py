@@ -55,6 +55,16 @@ def runtime_save_answer(agent, result) -> Response:
 
 
 class AgentChannelsApi(ApiView):
+    request_examples = {
+        "POST": {
+            "Telegram on an OpenClaw agent": {
+                "type": "telegram", "config": {"botToken": "<token from @BotFather>"}, "enabled": True,
+            },
+            "A webhook channel on a Hermes agent": {
+                "type": "webhook", "name": "ops", "config": {"url": "https://hooks.example.com/agent"},
+            },
+        },
+    }
     documented_errors = (409, 502)
     access = {"GET": (AgentReader,), "POST": (AgentOperator,)}
 
@@ -98,6 +108,11 @@ class AgentChannelTypeApi(ApiView):
 
 
 class AgentChannelDetailApi(ApiView):
+    request_examples = {
+        "PATCH": {
+            "Switch it off": {"enabled": False},
+        },
+    }
     documented_errors = (409, 502)
     access = {"PATCH": (AgentOperator,), "DELETE": (AgentOperator,)}
 

@@ -45,6 +45,11 @@ class RawBodyParser(BaseParser):
 
 
 class ChannelWebhookApi(PublicApiView):
+    request_examples = {
+        "POST": {
+            "A message to the agent": {"text": "Is the nightly build green?", "sender": "ops"},
+        },
+    }
     documented_errors = (401, 409)
     access = {"POST": PUBLIC}
     throttle_classes = [ChannelRateThrottle]

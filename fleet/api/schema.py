@@ -66,6 +66,13 @@ class FleetAutoSchema(AutoSchema):
         name = re.sub(r"(APIView|Api|View)$", "", type(self.view).__name__) or type(self.view).__name__
         return f"{_CAMEL_BOUNDARY.sub('_', name).lower()}_{self.method.lower()}"
 
+    def get_examples(self):
+        """The view's own request examples (`request_examples = {"POST": {"A title": body}}`, as
+        `documented_errors` declares its errors), beside those of an extend_schema."""
+        own = getattr(self.view, "request_examples", {}).get(self.method, {})
+        return [*super().get_examples(),
+                *(OpenApiExample(title, value=body, request_only=True) for title, body in own.items())]
+
     def get_description(self):
         return ""  # only an explicit extend_schema(description=...) describes an operation
 

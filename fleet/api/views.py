@@ -34,6 +34,8 @@ class ApiView(APIView):
     # unless public, 404 with path parameters, 413/415 with a body, 429 when throttled), for the
     # OpenAPI document (fleet.api.schema): (409, 502), or per method {"POST": (409,)}.
     documented_errors: tuple[int, ...] | Mapping[str, tuple[int, ...]] = ()
+    # Request bodies shown in the OpenAPI document, per method: {"POST": {"A title": {...}}}.
+    request_examples: Mapping[str, Mapping[str, object]] = {}
     # Top-level body fields whose control characters the route's input drops (names, as the
     # contract says): the input layer lets a NUL through to them. Taken from the fields of the
     # view's InputSerializer that say so (fleet.api.fields.StrippedNameField).

@@ -2,6 +2,7 @@ import re
 
 import pytest
 from django.core.management import call_command
+from jsonschema import Draft202012Validator
 from rest_framework import serializers
 from rest_framework.views import APIView
 
@@ -141,6 +142,31 @@ def test_every_operation_says_what_it_does_in_a_summary(client, db):
                if isinstance(op, dict) and "operationId" in op and not op.get("summary")]
     # The handler's docstring is its summary (fleet.api.schema.FleetAutoSchema.get_summary).
     assert missing == []
+
+
+def _json_bodies(document: dict):
+    """(operation, media type object) of every JSON request body."""
+    for path, methods in document["paths"].items():
+        for method, op in methods.items():
+            content = (op.get("requestBody") or {}).get("content", {}) if isinstance(op, dict) else {}
+            if "application/json" in content:
+                yield f"{method.upper()} {path}", content["application/json"]
+
+
+def test_every_json_request_body_has_an_example_its_schema_accepts(client, db):
+    document = client.get("/api/schema/?format=json").json()
+    bodies = list(_json_bodies(document))
+    missing = [operation for operation, body in bodies if not body.get("examples")]
+    assert missing == []
+    refused = []
+    for operation, body in bodies:
+        # The body's schema, with the document's components to resolve its $refs.
+        schema = {**body["schema"], "components": document["components"]}
+        for title, example in body["examples"].items():
+            errors = list(Draft202012Validator(schema).iter_errors(example["value"]))
+            refused += [f"{operation} {title!r}: {error.message}" for error in errors]
+    assert len(bodies) >= 40
+    assert refused == []
 
 
 def test_the_schema_is_served_as_openapi_3(client, db):
