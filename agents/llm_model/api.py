@@ -25,7 +25,7 @@ class AgentModelApi(ApiView):
         "A saved OpenAI key", request_only=True,
         value={"keyId": "<id of a saved key>", "name": "gpt-4o-mini", "fallbacks": ["gpt-4.1-nano"]})])
     def put(self, request, agent_id):
-        """Choose the agent's model; a running agent gets it without a restart."""
+        """Choose the agent's model; a running agent gets it at once (OpenClaw then restarts itself to load it)."""
         agent = request.agent_access.agent
         model_set_from_body(principal=self.principal, agent=agent, value=request.data)
         return Response(ModelOut(model_record(agent)).data)
