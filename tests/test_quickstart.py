@@ -114,7 +114,8 @@ def test_the_readme_quick_start_works_as_written(tmp_path, docker_engine, docker
             except subprocess.TimeoutExpired:
                 os.killpg(processes.pid, signal.SIGKILL)
         if agent_id:  # the installation's agent is not the test session's: remove it here
-            for container in docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"}):
+            for container in docker_engine.containers.list(all=True, ignore_removed=True,
+                                                           filters={"label": f"fleet.agent_id={agent_id}"}):
                 container.remove(force=True, v=True)
             for volume in docker_engine.volumes.list(filters={"label": f"fleet.agent_id={agent_id}"}):
                 volume.remove(force=True)

@@ -102,7 +102,7 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
     client.post(f"{url}/stop")
     redeployed = client.post(f"{url}/redeploy")
     assert redeployed.json() == {"success": True, "status": "queued"}
-    assert not docker_engine.containers.list(all=True, filters={"id": agent.container_id})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True, filters={"id": agent.container_id})
     live.wait_until(lambda: _status(agent.id) == "running", timeout=60)
     fresh = Agent.objects.get(pk=agent.id)
     assert fresh.container_id and fresh.container_id != agent.container_id
@@ -112,7 +112,8 @@ def test_lifecycle_actions_really_change_the_container(client, live, docker_engi
 
     deleted = client.delete(url)
     assert deleted.json() == {"success": True}
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent.id}"})
     assert not [v for v in docker_engine.volumes.list() if v.name == state_volume]
     assert not Agent.objects.filter(pk=agent.id).exists()
 
@@ -143,7 +144,8 @@ def test_stop_during_deploy_leaves_the_workload_stopped(client, live, docker_eng
     assert stop.json()["status"] == "stopped"
 
     def settled():
-        containers = docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
+        containers = docker_engine.containers.list(all=True, ignore_removed=True,
+                                                   filters={"label": f"fleet.agent_id={agent_id}"})
         return not containers or all(c.status != "running" for c in containers)
 
     time.sleep(3)  # give the job time to run: it must not start anything

@@ -175,6 +175,6 @@ def test_running_the_provisioning_job_again_creates_no_second_workload(running_a
     Agent.objects.filter(pk=running_agent.pk).update(status="deploying")  # a redelivery mid-way
     provision_to_end(agent_id=running_agent.pk)
 
-    assert len(docker_engine.containers.list(all=True, filters=label)) == 1
+    assert len(docker_engine.containers.list(all=True, ignore_removed=True, filters=label)) == 1
     agent = Agent.objects.get(pk=running_agent.pk)
     assert (agent.status, agent.container_id) == ("running", running_agent.container_id)

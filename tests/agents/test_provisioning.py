@@ -45,7 +45,8 @@ def test_a_job_for_an_agent_stopped_before_it_ran_does_nothing(queued_agent, doc
     provision_to_end(agent_id=queued_agent.pk)
 
     assert Agent.objects.get(pk=queued_agent.pk).status == "stopped"
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={queued_agent.pk}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={queued_agent.pk}"})
 
 
 def test_a_job_for_a_deleted_agent_does_nothing(queued_agent, docker_engine):
@@ -54,7 +55,8 @@ def test_a_job_for_a_deleted_agent_does_nothing(queued_agent, docker_engine):
 
     provision_to_end(agent_id=agent_id)
 
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent_id}"})
 
 
 def test_the_usage_token_digest_is_stored_and_only_the_workload_gets_the_token(queued_agent, docker_engine):

@@ -72,7 +72,8 @@ def _json_error(response: requests.Response, status: int, code: str) -> None:
 
 
 def _containers(engine, agent_ids) -> dict[str, list]:
-    found = engine.containers.list(all=True, filters={"label": [f"{SESSION_LABEL}={SESSION_ID}", "fleet.agent_id"]})
+    found = engine.containers.list(all=True, ignore_removed=True,
+                                   filters={"label": [f"{SESSION_LABEL}={SESSION_ID}", "fleet.agent_id"]})
     return {agent_id: [c for c in found if c.labels.get("fleet.agent_id") == agent_id] for agent_id in agent_ids}
 
 

@@ -86,7 +86,8 @@ def test_redis_stopped_and_started(tmp_path, docker_engine, docker_engine_url):
         recovered = time.monotonic() - back
 
         for each in (agent, during):
-            containers = docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={each.pk}"})
+            containers = docker_engine.containers.list(all=True, ignore_removed=True,
+                                                       filters={"label": f"fleet.agent_id={each.pk}"})
             assert len(containers) == 1, [c.name for c in containers]
             assert containers[0].id == Agent.objects.get(pk=each.pk).container_id
         assert Agent.objects.filter(owner=owner).count() == 2

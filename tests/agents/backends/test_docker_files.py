@@ -99,7 +99,7 @@ def test_deleting_in_a_stopped_container_uses_a_helper_on_the_volume(backend, do
 
     backend.start(deployed)
     assert _sh(docker_engine, deployed, "test -e /state/gone.txt; echo $?") == (0, "1")
-    helpers = docker_engine.containers.list(all=True, filters={"label": "fleet.helper"})
+    helpers = docker_engine.containers.list(all=True, ignore_removed=True, filters={"label": "fleet.helper"})
     assert not [h for h in helpers if h.attrs["Config"]["Entrypoint"] == ["rm"]]
 
 
@@ -140,6 +140,7 @@ def test_import_restores_the_state_before_the_workload_first_starts(backend, doc
     try:
         assert backend.read_file(agent, "memory/a.md", max_bytes=100) == b"migrated"
         assert _sh(docker_engine, agent, "test -e /state/manifest.json; echo $?") == (0, "1")
-        assert not docker_engine.containers.list(all=True, filters={"label": "fleet.helper=import"})
+        assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                                 filters={"label": "fleet.helper=import"})
     finally:
         backend.remove(agent)

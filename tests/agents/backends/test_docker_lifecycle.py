@@ -72,7 +72,8 @@ def test_creating_twice_for_one_agent_gives_one_container(backend, docker_engine
     second = backend.create(agent, spec_for(agent))  # a retried job: the agent row recorded nothing
 
     assert second == first
-    assert len(docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})) == 1
+    assert len(docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent.id}"})) == 1
 
 
 def test_a_retried_create_starts_the_container_an_earlier_attempt_left_stopped(backend, docker_engine):
@@ -188,7 +189,8 @@ def test_limits_the_engine_refuses_give_a_permanent_error_and_leave_no_container
 
     assert caught.value.transient is False
     assert "memory" in str(caught.value).lower()
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent.id}"})
 
 
 def test_a_name_taken_by_a_container_of_another_agent_is_a_permanent_error(backend):

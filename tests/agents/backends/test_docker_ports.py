@@ -32,7 +32,8 @@ def test_two_concurrent_creates_for_the_same_agent_give_one_container(docker_eng
     first, second = create_concurrently([agent, agent])  # a job delivered twice at once
 
     assert first == second
-    assert len(docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})) == 1
+    assert len(docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent.id}"})) == 1
 
 
 def test_concurrent_creates_that_pick_the_same_port_back_off_until_each_has_its_own(settings, docker_engine):
@@ -43,7 +44,7 @@ def test_concurrent_creates_that_pick_the_same_port_back_off_until_each_has_its_
 
     assert sorted(p.host_port for p in placements) == [19993, 19994, 19995]
     ids = {agent.id for agent in agents}
-    managed = docker_engine.containers.list(all=True, filters={"label": "fleet.test_case=backend"})
+    managed = docker_engine.containers.list(all=True, ignore_removed=True, filters={"label": "fleet.test_case=backend"})
     assert len([c for c in managed if c.labels["fleet.agent_id"] in ids]) == 3  # the losers' containers are gone
     for placement in placements:
         wait_until(lambda placement=placement: answers_health(placement.host_port))
@@ -79,4 +80,5 @@ def test_a_full_port_range_refuses_to_create(settings, docker_engine):
     late = FakeAgent()
     with pytest.raises(NoFreePort):
         backend.create(late, spec_for(late))
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={late.id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={late.id}"})

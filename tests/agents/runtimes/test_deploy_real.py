@@ -65,7 +65,8 @@ def test_a_hermes_agent_runs_on_the_hermes_image_with_its_variables(client, live
             if port in line and line.split()[3] == "0A"} == {"0100007F"}
 
     assert client.delete(f"/api/agents/{agent.id}").json() == {"success": True}
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent.id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent.id}"})
 
 
 def test_an_openclaw_agent_is_ready_opens_its_control_ui_and_aborts_its_run_when_stopped(

@@ -97,7 +97,8 @@ def test_a_hermes_agent_lives_and_dies_on_a_remote_host(live, sshd, docker_socke
     assert (in_use.status_code, in_use.json()["code"]) == (409, "host_in_use")
 
     assert client.delete(f"/api/agents/{agent_id}").json() == {"success": True}
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent_id}"})
     assert client.delete(f"/api/remote-hosts/{host['id']}").json() == {"success": True}
 
 
@@ -124,7 +125,8 @@ def _restart_and_redeploy_over_ssh(client, live, docker_engine, agent, *, check_
     assert replaced.status == "running", replaced.last_error
     assert replaced.container_id != agent.container_id
     assert docker_engine.containers.get(replaced.container_id).status == "running"
-    assert not docker_engine.containers.list(all=True, filters={"id": agent.container_id})  # the old one is gone
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"id": agent.container_id})  # the old one is gone
     assert backend_for(replaced).read_state_file(replaced, check_file) == b"written over ssh"  # state kept
 
 
@@ -152,7 +154,8 @@ def test_a_hermes_agent_lives_on_a_host_reached_with_a_password(live, sshd, dock
     _restart_and_redeploy_over_ssh(client, live, docker_engine, agent, check_file="password-check.txt")
 
     assert client.delete(f"/api/agents/{agent_id}").json() == {"success": True}
-    assert not docker_engine.containers.list(all=True, filters={"label": f"fleet.agent_id={agent_id}"})
+    assert not docker_engine.containers.list(all=True, ignore_removed=True,
+                                             filters={"label": f"fleet.agent_id={agent_id}"})
     assert client.delete(f"/api/remote-hosts/{host['id']}").json() == {"success": True}
 
 
