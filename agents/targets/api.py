@@ -76,14 +76,18 @@ def _count_change(user, host, data: dict) -> None:
         host_limits.count_change(user, data.get("host", host.host), data.get("port", host.port))
 
 
+# A host's body in the OpenAPI examples (a personal host; a platform host adds its grants).
+HOST_EXAMPLE = {
+    "name": "build-host", "host": "build-host.example.com", "port": 22, "username": "fleet",
+    "auth": {"type": "key", "privateKey": "<the private key, as ssh-keygen wrote it>"},
+    "dockerSocket": "/var/run/docker.sock",
+}
+
+
 class RemoteHostListApi(ApiView):
     request_examples = {
         "POST": {
-            "My own host, signed in with a key": {
-                "name": "build-host", "host": "build-host.example.com", "port": 22, "username": "fleet",
-                "auth": {"type": "key", "privateKey": "<the private key, as ssh-keygen wrote it>"},
-                "dockerSocket": "/var/run/docker.sock",
-            },
+            "My own host, signed in with a key": HOST_EXAMPLE,
         },
     }
     access = {"GET": SESSION, "POST": SESSION}
@@ -163,9 +167,7 @@ class AdminRemoteHostListApi(ApiView):
     request_examples = {
         "POST": {
             "A platform host, usable by one workspace": {
-                "name": "build-host", "host": "build-host.example.com", "port": 22, "username": "fleet",
-                "auth": {"type": "key", "privateKey": "<the private key, as ssh-keygen wrote it>"},
-                "dockerSocket": "/var/run/docker.sock",
+                **HOST_EXAMPLE,
                 "grants": {
                     "allAccounts": False, "users": ["<user id>"], "userGroups": [], "workspaces": ["<workspace id>"],
                 },
