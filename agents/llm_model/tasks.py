@@ -3,16 +3,12 @@ the agent's id, never a key."""
 
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
 
 from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
 from fleet.errors import DaemonUnreachable, FleetError
 
 from .services import APPLY_TASK, model_apply, model_apply_refused
-
-logger = logging.getLogger(__name__)
 
 APPLY_MAX_RETRIES = 8  # with backoff 2, 4, ... capped at 30 s: about 3 minutes for a runtime to come up
 
