@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from . import protocol
 from .device import DeviceIdentity
 from .endpoint import Endpoint
-from .errors import GatewayError, GatewayProtocolError, GatewayUnreachable, runtime_text, scrub
+from .errors import GatewayDropped, GatewayProtocolError, runtime_text, scrub
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class OpenClawConnection:
                 self.hello = await self._handshake()
         except TimeoutError:
             await self._abandon()
-            raise GatewayUnreachable(
+            raise GatewayDropped(
                 f"The agent's gateway did not complete the handshake within {self.open_timeout:g} s."
             ) from None
         except ConnectionClosed as exc:
@@ -93,7 +93,7 @@ class OpenClawConnection:
             except InvalidStatus as exc:
                 status = exc.response.status_code
                 # 503: starting or draining; another attempt may succeed.
-                error = GatewayUnreachable(f"The agent's gateway refused the WebSocket upgrade (HTTP {status}).")
+                error = GatewayDropped(f"The agent's gateway refused the WebSocket upgrade (HTTP {status}).")
                 error.retryable = status == 503
                 raise error from None
             except InvalidHandshake as exc:
@@ -101,7 +101,7 @@ class OpenClawConnection:
             except OSError as exc:
                 last = exc
         logger.debug("Dialling the gateway of agent %s failed: %s", self.endpoint.agent_id, last)
-        raise GatewayUnreachable(f"The agent's gateway could not be reached ({type(last).__name__}).")
+        raise GatewayDropped(f"The agent's gateway could not be reached ({type(last).__name__}).")
 
     async def _handshake(self) -> dict:
         nonce, ts = protocol.challenge_of(self._decode(await self._ws.recv()))
@@ -137,7 +137,7 @@ class OpenClawConnection:
             async with asyncio.timeout(limit):
                 frame = await future
         except TimeoutError:
-            raise GatewayUnreachable(f"The agent's gateway did not answer {method} within {limit:g} s.") from None
+            raise GatewayDropped(f"The agent's gateway did not answer {method} within {limit:g} s.") from None
         except ConnectionClosed as exc:
             raise self._closed_error(exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else "") from None
         finally:
@@ -232,8 +232,8 @@ class OpenClawConnection:
             raise GatewayProtocolError("The gateway sent a frame that is not a JSON object.")
         return frame
 
-    def _closed_error(self, code: int | None, reason: str) -> GatewayError | GatewayUnreachable:
+    def _closed_error(self, code: int | None, reason: str) -> GatewayDropped:
         shown = f" ({code}: {runtime_text(reason, self._secrets)})" if code else ""
-        error = GatewayUnreachable(f"The agent's gateway closed the connection{shown}.")
+        error = GatewayDropped(f"The agent's gateway closed the connection{shown}.")
         error.retryable = code in protocol.RETRYABLE_CLOSE_CODES
         return error

@@ -46,6 +46,11 @@ class GatewayUnreachable(UpstreamFailure):
     retryable = False  # True when the runtime said "not now" (starting, draining, restarting)
 
 
+class GatewayDropped(GatewayUnreachable):
+    """The connection was refused, broken off or not answered: the runtime may be restarting
+    (never a refusal of Fleet's own, such as an address it may not use)."""
+
+
 class GatewayError(UpstreamFailure):
     """The runtime answered and refused. `runtime_code`/`detail_code` are its own codes."""
 

@@ -4,6 +4,8 @@ The methods here are sync, for Django code and Celery tasks: each one opens an
 OpenClawConnection, does its calls, and closes it, on a private event loop. Refusals the runtime
 marks retryable (`UNAVAILABLE` while it starts, a full request queue) and "come back later"
 closes are retried with backoff inside the call's budget; auth and protocol refusals never are.
+Config reads and writes (idempotent) also outlast a connection refused or dropped while OpenClaw
+restarts itself, which it does seconds after it takes some config: tried again until the budget.
 Liveness and readiness are plain HTTP (`/health`, `/readyz`), which needs no token.
 A long-lived listener uses `connection()` and the async OpenClawConnection directly.
 """
@@ -11,6 +13,7 @@ A long-lived listener uses `connection()` and the async OpenClawConnection direc
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import secrets
@@ -47,7 +50,7 @@ from .base import (
 from .connection import CALL_TIMEOUT, OpenClawConnection
 from .device import DeviceIdentity, installation_device
 from .endpoint import Endpoint
-from .errors import GatewayError, GatewayProtocolError, GatewayUnreachable
+from .errors import GatewayDropped, GatewayError, GatewayProtocolError, GatewayUnreachable
 from .protocol import ADMIN, APPROVALS, READ, WRITE
 from .ui_relay import OpenClawUiRelay
 
@@ -110,22 +113,32 @@ class OpenClawGateway(RuntimeGateway):
 
     # -- the sync door ------------------------------------------------------------------------
     def _session(self, scopes: list[str], work: Callable[[OpenClawConnection], Awaitable[T]], *,
-                 call_timeout: float | None = None) -> T:
-        """Open a connection with `scopes`, run `work` on it, close it; retry retryable refusals."""
+                 call_timeout: float | None = None, through_restart: bool = False) -> T:
+        """Open a connection with `scopes`, run `work` on it, close it; retry retryable refusals.
+        `through_restart` is for idempotent work: a connection that drops or is refused (OpenClaw
+        restarts itself seconds after it takes some config) is tried again until the gateway's
+        timeout has passed since the first attempt."""
         connection_of = lambda: self.connection(scopes, call_timeout=call_timeout)  # noqa: E731
 
         async def attempts() -> T:
-            for attempt in range(1, ATTEMPTS + 1):
+            deadline = time.monotonic() + self.timeout
+            for attempt in itertools.count(1):
                 try:
                     async with connection_of() as connection:
                         return await work(connection)
                 except (GatewayError, GatewayUnreachable) as exc:
-                    if not getattr(exc, "retryable", False) or attempt == ATTEMPTS:
+                    restarting = through_restart and isinstance(exc, GatewayDropped)
+                    if restarting:
+                        if time.monotonic() >= deadline:
+                            raise
+                    elif not getattr(exc, "retryable", False) or attempt == ATTEMPTS:
                         raise
                     delay = getattr(exc, "retry_after", None)
                     delay = min(
                         MAX_BACKOFF_SECONDS, delay if delay is not None else BACKOFF_SECONDS * 2 ** (attempt - 1)
                     )
+                    if restarting:
+                        delay = max(0.0, min(delay, deadline - time.monotonic()))
                     logger.info("Agent %s's gateway asked to retry (%s); again in %.2f s",
                                 self.endpoint.agent_id, type(exc).__name__, delay)
                     await asyncio.sleep(delay)
@@ -203,7 +216,7 @@ class OpenClawGateway(RuntimeGateway):
 
     # -- configuration -------------------------------------------------------------------------
     def config_get(self) -> dict:
-        payload = self._call([READ], "config.get") or {}
+        payload = self._session([READ], lambda c: c.call("config.get"), through_restart=True) or {}
         # `parsed` is the authored document (what a merge patch applies to), secrets redacted.
         return {"hash": payload.get("hash"), "config": payload.get("parsed") or {},
                 "valid": payload.get("valid"), "issues": payload.get("issues") or []}
@@ -226,7 +239,8 @@ class OpenClawGateway(RuntimeGateway):
             fresh = (await connection.call("config.get"))["hash"]
             return await connection.call("config.patch", {"raw": raw, "baseHash": fresh, **extra})
 
-        payload = self._session([ADMIN], work) or {}
+        # A merge patch applied twice changes nothing: one lost to a restart is sent again.
+        payload = self._session([ADMIN], work, through_restart=True) or {}
         # Never pass on payload["config"]: the runtime returns the whole config, secrets in clear.
         sentinel = (payload.get("sentinel") or {}).get("stats") or {}
         return {"hash": payload.get("hash"), "changed_paths": list(payload.get("changedPaths") or []),

@@ -26,6 +26,9 @@ def agent(openclaw_runtime, tenancy, settings, docker_engine_url):
     # A plugin loaded live (feishu, zalouser) took over 30 s while the runtime shared the two
     # cores with the rest of the suite; the budget is not what these tests are about.
     settings.CHANNELS_GATEWAY_TIMEOUT_SECONDS = 90
+    # The Zalo CLI login (a second OpenClaw process) takes 25 s on a quiet machine to fail offline,
+    # and took 85 s in a CI run while the runtime restarted itself beside it.
+    settings.CHANNELS_CLI_LOGIN_TIMEOUT_SECONDS = 180
     agent = openclaw_runtime.agent(owner=tenancy.agent_owner, container_id=openclaw_runtime.container.id)
     WorkspaceAgentFactory(workspace=tenancy.workspace, agent=agent)
     return agent

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agents.gateway import GatewayAuthRefused, GatewayError, GatewayProtocolError, gateway_for
+from agents.gateway import GatewayAuthRefused, GatewayError, GatewayProtocolError, GatewayUnreachable, gateway_for
 from agents.gateway.device import DeviceIdentity, installation_device
 from agents.gateway.openclaw import OpenClawGateway, run_sync
 from agents.gateway.protocol import ADMIN, APPROVALS, READ
@@ -226,3 +226,30 @@ def test_an_exec_approval_is_listed_and_resolved_while_an_operator_connection_is
     assert outcome["reply"].text == ANSWER  # the model's answer after the command ran
     assert gateway.approvals_list() == []
     assert fake_model.tool_calls_made == 1
+
+
+def test_a_config_write_waits_out_a_runtime_restart_and_lands(openclaw_runtime):
+    """OpenClaw restarts itself seconds after it takes some config (a plugin, a model list); a
+    write sent meanwhile finds the connection refused or dropped. Last in the module: it restarts
+    the module's runtime."""
+    gateway = gateway_for(openclaw_runtime.agent())
+    gateway.timeout = 90  # ready again in about 10 s; more on a machine the suite keeps busy
+    gateway.config_get()  # the device key, read before the runtime goes away
+    restart = threading.Thread(target=openclaw_runtime.container.restart, kwargs={"timeout": 5})
+    restart.start()
+    try:
+        wait_until(lambda: not gateway_readiness_of(gateway), timeout=30, interval=0.1)
+
+        result = gateway.config_patch({"update": {"channel": "dev"}})
+
+        assert result["changed_paths"] == ["update.channel"]
+        assert gateway.config_get()["config"]["update"]["channel"] == "dev"
+    finally:
+        restart.join(timeout=60)
+
+
+def gateway_readiness_of(gateway: OpenClawGateway) -> bool:
+    try:
+        return gateway.ready().ready
+    except GatewayUnreachable:
+        return False

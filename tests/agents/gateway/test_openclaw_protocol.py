@@ -16,6 +16,7 @@ from websockets.asyncio.server import serve
 
 from agents.families import OPENCLAW
 from agents.gateway import Endpoint, GatewayAuthRefused, GatewayError, GatewayProtocolError, GatewayUnreachable
+from agents.gateway.errors import GatewayDropped
 from agents.gateway.device import DeviceIdentity, b64url_decode, signature_payload
 from agents.gateway.openclaw import OpenClawGateway
 
@@ -24,14 +25,17 @@ HELLO = {"type": "hello-ok", "protocol": 4, "server": {"version": "2026.9.6"}, "
          "auth": {"role": "operator", "scopes": []}, "policy": {}}
 
 
+DROP = object()
+
+
 def refusal(code: str, message: str, **extra) -> dict:
     return {"ok": False, "error": {"code": code, "message": message, **extra}}
 
 
 class ScriptedGateway:
     """Answers `connect` with `on_connect(n, params)` and requests with `on_request(method, params)`:
-    each returns the frames to send (a dict is one `res`; None sends nothing), or an int to close
-    with that code."""
+    each returns the frames to send (a dict is one `res`; None sends nothing), an int to close
+    with that code, or DROP to break the TCP connection off without a close frame (1006)."""
 
     def __init__(self, on_connect=None, on_request=None, challenge=True):
         self.on_connect = on_connect or (lambda n, params: {"ok": True, "payload": HELLO})
@@ -74,6 +78,9 @@ class ScriptedGateway:
             await self._answer(ws, frame["id"], self.on_request(frame["method"], frame["params"]))
 
     async def _answer(self, ws, request_id, reply) -> bool:
+        if reply is DROP:
+            ws.transport.abort()
+            return False
         if isinstance(reply, int):
             await ws.close(reply, "scripted close")
             return False
@@ -202,6 +209,38 @@ def test_a_restart_close_is_retried_on_a_new_connection(scripted):
 
     assert gateway.handshake().protocol == 4
     assert len(server.connects) == 2
+
+
+def test_a_config_write_lost_to_a_dropped_connection_is_sent_again(scripted):
+    drops = iter([True])
+
+    def on_request(method, params):
+        if method == "config.get":
+            return {"ok": True, "payload": {"hash": "h1"}}
+        if next(drops, False):
+            return DROP  # the runtime went away mid-write (OpenClaw restarting itself)
+        return {"ok": True, "payload": {"hash": "h2", "changedPaths": ["update.channel"]}}
+
+    server, gateway = scripted(on_request=on_request)
+
+    assert gateway.config_patch({"update": {"channel": "beta"}})["changed_paths"] == ["update.channel"]
+    assert [method for method, _ in server.requests] == ["config.get", "config.patch"] * 2
+    assert len(server.connects) == 2
+
+
+def test_a_dropped_connection_ends_other_calls_at_once_and_config_calls_at_the_budget(scripted):
+    server, gateway = scripted(on_request=lambda method, params: DROP)
+
+    with pytest.raises(GatewayDropped):
+        gateway.logout("telegram")  # not idempotent: never sent twice
+    assert len(server.requests) == 1
+
+    server.requests.clear()
+    started = time.monotonic()
+    with pytest.raises(GatewayDropped, match="closed the connection"):
+        gateway.config_get()
+    assert len(server.requests) > 1  # tried again while the 1 s budget lasted, and no longer
+    assert time.monotonic() - started < 3
 
 
 def test_a_gateway_that_does_not_open_with_a_challenge_is_not_openclaw(scripted):
