@@ -34,6 +34,7 @@ from .endpoint import Endpoint, endpoint_for
 from .errors import (
     AgentNotRunning,
     GatewayAuthRefused,
+    GatewayDropped,
     GatewayError,
     GatewayProtocolError,
     GatewayUnreachable,
@@ -76,6 +77,7 @@ __all__ = [
     "Endpoint",
     "Family",
     "GatewayAuthRefused",
+    "GatewayDropped",
     "GatewayError",
     "GatewayProtocolError",
     "GatewayUnreachable",

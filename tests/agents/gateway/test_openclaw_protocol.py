@@ -15,8 +15,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from websockets.asyncio.server import serve
 
 from agents.families import OPENCLAW
-from agents.gateway import Endpoint, GatewayAuthRefused, GatewayError, GatewayProtocolError, GatewayUnreachable
-from agents.gateway.errors import GatewayDropped
+from agents.gateway import (
+    Endpoint,
+    GatewayAuthRefused,
+    GatewayDropped,
+    GatewayError,
+    GatewayProtocolError,
+    GatewayUnreachable,
+)
 from agents.gateway.device import DeviceIdentity, b64url_decode, signature_payload
 from agents.gateway.openclaw import OpenClawGateway
 
