@@ -1,48 +1,78 @@
 """Admin console: rules with their channels, deliveries with their attempts, resend of failures.
 
-The Event admin belongs to the kernel (fleet/admin.py). Channel secrets never appear here.
+Rules are made and changed as the alert-rule routes make them: their input (AlertRuleInput, the
+channels as the API writes them) and their services; a rule's test sends a test alert through its
+channels. Channel secrets never appear here: they read back as "[REDACTED]", which keeps them.
+The Event admin belongs to the kernel (fleet/admin.py).
 """
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from unfold.widgets import UnfoldAdminTextareaWidget
 
 from fleet.admin_base import ModelAdmin, TabularInline
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin
 
-from .models import AlertChannel, AlertRule, Delivery, DeliveryAttempt, DeliveryStatus
-from .services import delivery_resend
+from .models import AlertRule, Delivery, DeliveryAttempt, DeliveryStatus
+from .serializers import AlertRuleInput, ChannelsField
+from .services import alert_rule_create, alert_rule_delete, alert_rule_test, alert_rule_update, delivery_resend
+
+CHANNELS_HELP = ('The API\'s "channels" array, e.g. [{"type": "webhook", "url": "https://hooks.example.com/x", '
+                 '"secret": "..."}, {"type": "email", "to": ["oncall@example.com"]}]. Secrets read back as '
+                 '"[REDACTED]": leave that to keep them.')
 
 
-class AlertChannelInline(TabularInline):
-    model = AlertChannel
-    fields = ("position", "type", "config", "has_secret")
-    readonly_fields = ("position", "type", "config", "has_secret")
-    extra = 0
-    can_delete = False
-    show_change_link = False
+class AlertRuleForm(ServiceForm):
+    api_input = AlertRuleInput
+    api_names = {"event_pattern": "eventPattern"}
+    channels = forms.JSONField(widget=UnfoldAdminTextareaWidget(attrs={"rows": 6}), help_text=CHANNELS_HELP)
 
-    @admin.display(boolean=True, description="signed")
-    def has_secret(self, channel: AlertChannel) -> bool:
-        return bool(channel.secret)
+    class Meta:
+        model = AlertRule
+        fields = ("name", "workspace", "event_pattern", "enabled", "channels")
 
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False  # channels are validated by the API (URL safety, recipients); edit them there
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.adding:
+            self.fields["workspace"].disabled = True  # a rule stays in its workspace
+            self.initial["channels"] = ChannelsField().to_representation(self.instance.channels)
+
+    def apply(self, data, api):
+        if self.adding:
+            return alert_rule_create(workspace=data["workspace"], created_by=self.acting_user, **api.service_kwargs())
+        return alert_rule_update(rule=self.instance, **api.service_kwargs())
 
 
 @admin.register(AlertRule)
-class AlertRuleAdmin(ModelAdmin):
+class AlertRuleAdmin(ServiceFormAdmin):
+    form = AlertRuleForm
     list_display = ("name", "event_pattern", "workspace", "enabled", "last_fired_at", "last_error")
     list_filter = ("enabled",)
     search_fields = ("name", "event_pattern", "workspace__name")
-    fields = ("name", "workspace", "event_pattern", "enabled", "created_by", "last_fired_at", "last_error",
-              "created_at", "updated_at")
-    readonly_fields = ("workspace", "event_pattern", "created_by", "last_fired_at", "last_error", "created_at",
-                       "updated_at")
     list_select_related = ("workspace",)
-    inlines = (AlertChannelInline,)
+    raw_id_fields = ("workspace",)
+    readonly_fields = ("created_by", "last_fired_at", "last_error", "created_at", "updated_at")
+    actions = ("send_test",)
 
-    def has_add_permission(self, request) -> bool:
-        return False  # rules are made through the API, which validates them
+    def get_fields(self, request, obj=None):
+        return [*AlertRuleForm.Meta.fields, *self.readonly_fields] if obj else list(AlertRuleForm.Meta.fields)
+
+    def delete_model(self, request, obj):
+        alert_rule_delete(rule=obj)
+
+    def delete_queryset(self, request, queryset):
+        for rule in queryset:
+            alert_rule_delete(rule=rule)
+
+    @admin.action(description="Send a test alert through the selected rules' channels")
+    def send_test(self, request, queryset):
+        rules = list(queryset)
+        for rule in rules:
+            alert_rule_test(rule=rule)
+        self.message_user(request, f"Sent a test alert for {len(rules)} rule(s): emails now, webhooks queued.",
+                          messages.SUCCESS)
 
 
 class DeliveryAttemptInline(TabularInline):

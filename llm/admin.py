@@ -9,21 +9,19 @@ from django.contrib import admin, messages
 from unfold.widgets import UnfoldAdminPasswordWidget, UnfoldAdminSelectWidget, UnfoldAdminTextInputWidget
 
 from accounts.models import User
-from fleet.admin_base import ModelAdmin, TabularInline, inline_add
+from fleet.admin_base import TabularInline, inline_add
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin
 from fleet.errors import FleetError, ValidationFailed
 from workspaces.models import Workspace
 
 from . import providers, services
 from .models import ProviderKey
 
-# The API's field names, as this form names them.
-FORM_FIELDS = {"apiKey": "api_key", "baseUrl": "base_url", "provider": "provider", "label": "label"}
 
+class ProviderKeyForm(ServiceForm):
+    """Stored by the key services themselves, with their refusals on the fields."""
 
-class ProviderKeyForm(forms.ModelForm):
-    """Validated by the key services themselves: clean() stores the key (the admin's request is
-    one transaction, so a later failure undoes it) and puts their refusals on the fields."""
-
+    api_names = {"api_key": "apiKey", "base_url": "baseUrl"}
     api_key = forms.CharField(required=False, strip=True, label="API key",
                               widget=UnfoldAdminPasswordWidget(render_value=False),
                               help_text="Write-only: never shown again. Empty on a change keeps the stored key.")
@@ -34,40 +32,26 @@ class ProviderKeyForm(forms.ModelForm):
         widgets = {"provider": UnfoldAdminSelectWidget(choices=[(p, p) for p in providers.IDS]),
                    "label": UnfoldAdminTextInputWidget, "base_url": UnfoldAdminTextInputWidget}
 
-    def __init__(self, *args, acting_user=None, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.acting_user = acting_user
-        self.saved_key: ProviderKey | None = None
-        if not self.instance._state.adding:
+        if not self.adding:
             for name in ("provider", "user", "workspace"):
                 self.fields[name].disabled = True  # a key keeps its provider and owner
 
-    def clean(self):
-        data = super().clean()
-        if self.errors:
-            return data
-        try:
-            if not self.instance._state.adding:
-                self.saved_key = services.key_update(
-                    key=self.instance, label=data["label"], api_key=data.get("api_key") or None,
-                    base_url=data.get("base_url"), base_url_given=True)
-            elif bool(data.get("user")) == bool(data.get("workspace")):
-                raise ValidationFailed({"user": "A key belongs to one user or one workspace: choose one."})
-            else:
-                self.saved_key = services.key_create(
-                    provider=data["provider"], label=data["label"], api_key=data.get("api_key") or "",
-                    base_url=data.get("base_url"), created_by=self.acting_user, user=data.get("user"),
-                    workspace=data.get("workspace"))
-        except ValidationFailed as exc:
-            for field, problems in exc.fields.items():
-                field = FORM_FIELDS.get(field, field)
-                for problem in problems:
-                    self.add_error(field if field in self.fields else None, problem)
-        return data
+    def apply(self, data, api):
+        if not self.adding:
+            return services.key_update(key=self.instance, label=data["label"], api_key=data.get("api_key") or None,
+                                       base_url=data.get("base_url"), base_url_given=True)
+        if bool(data.get("user")) == bool(data.get("workspace")):
+            raise ValidationFailed({"user": "A key belongs to one user or one workspace: choose one."})
+        return services.key_create(
+            provider=data["provider"], label=data["label"], api_key=data.get("api_key") or "",
+            base_url=data.get("base_url"), created_by=self.acting_user, user=data.get("user"),
+            workspace=data.get("workspace"))
 
 
 @admin.register(ProviderKey)
-class ProviderKeyAdmin(ModelAdmin):
+class ProviderKeyAdmin(ServiceFormAdmin):
     form = ProviderKeyForm
     list_display = ("label", "provider", "user", "workspace", "last_tested_at", "created_at")
     list_filter = ("provider",)
@@ -77,24 +61,6 @@ class ProviderKeyAdmin(ModelAdmin):
 
     def get_fields(self, request, obj=None):
         return [*ProviderKeyForm.Meta.fields, *self.readonly_fields] if obj else list(ProviderKeyForm.Meta.fields)
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        form = super().get_form(request, obj, change=change, **kwargs)
-
-        class WithActingUser(form):
-            def __init__(self, *args, **inner):
-                super().__init__(*args, acting_user=request.user, **inner)
-
-        return WithActingUser
-
-    def save_form(self, request, form, change):
-        return form.saved_key  # stored by the services in the form's clean()
-
-    def save_model(self, request, obj, form, change):
-        pass  # already stored, encrypted, through llm.services
-
-    def save_related(self, request, form, formsets, change):
-        pass  # no relations of its own
 
     def delete_model(self, request, obj):
         try:

@@ -23,6 +23,7 @@ from .access import WorkspaceRole
 from .roles import Role, Scope
 from .serializers import (
     ApiKeyCreatedOut,
+    ApiKeyInput,
     ApiKeyOut,
     InvitationOut,
     MemberOut,
@@ -55,7 +56,7 @@ class WorkspaceListApi(ApiView):
     @extend_schema(request=InputSerializer, responses={201: WorkspaceOut})
     def post(self, request):
         """Create a workspace (the caller becomes its owner)."""
-        data = self.InputSerializer(data=request.data)
+        data = ApiKeyInput(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = services.workspace_create(owner=self.principal.user, name=data.validated_data["name"])
         return Response(WorkspaceOut(workspace).data, status=status.HTTP_201_CREATED)
@@ -110,7 +111,7 @@ class MemberListApi(ApiView):
     )
     def post(self, request, workspace_id):
         """Invite a member by email with a role (they join by accepting)."""
-        data = self.InputSerializer(data=request.data)
+        data = ApiKeyInput(data=request.data)
         data.is_valid(raise_exception=True)
         # Invitations go to any address: bound how fast anyone sends them.
         throttle("member_add_user", self.principal.user.pk, settings.MEMBER_ADD_RATE_PER_USER)
@@ -146,7 +147,7 @@ class MemberDetailApi(ApiView):
         """Change a member's role."""
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
-        data = self.InputSerializer(data=request.data)
+        data = ApiKeyInput(data=request.data)
         data.is_valid(raise_exception=True)
         membership = services.membership_update(
             membership=membership, acting_role=access.role, role=data.validated_data["role"]
@@ -233,20 +234,16 @@ class ApiKeyListApi(ApiView):
         "POST": (WorkspaceRole(Role.ADMIN, session_only=True),),
     }
 
-    class InputSerializer(serializers.Serializer):
-        name = StrictCharField(max_length=100)
-        scopes = serializers.ListField(child=StrictCharField(), allow_empty=False, max_length=len(Scope.ALL) * 2)
-
     @extend_schema(responses=ApiKeyOut(many=True))
     def get(self, request, workspace_id):
         """The workspace's API keys (never the key itself)."""
         keys = selectors.api_key_list(workspace=request.workspace_access.workspace)
         return Response(ApiKeyOut(keys, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedOut})
+    @extend_schema(request=ApiKeyInput, responses={201: ApiKeyCreatedOut})
     def post(self, request, workspace_id):
         """Create a workspace API key (the key is shown this once)."""
-        data = self.InputSerializer(data=request.data)
+        data = ApiKeyInput(data=request.data)
         data.is_valid(raise_exception=True)
         key, raw = services.api_key_create(
             workspace=request.workspace_access.workspace,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .roles import Role
+from fleet.api.fields import StrictCharField
+
+from .roles import Role, Scope
 
 
 class RoleField(serializers.ChoiceField):
@@ -15,6 +17,13 @@ class RoleField(serializers.ChoiceField):
 
     def to_internal_value(self, data):
         return Role.parse(super().to_internal_value(data))
+
+
+class ApiKeyInput(serializers.Serializer):
+    """A new workspace API key (the route's body and the console's form)."""
+
+    name = StrictCharField(max_length=100)
+    scopes = serializers.ListField(child=StrictCharField(), allow_empty=False, max_length=len(Scope.ALL) * 2)
 
 
 class WorkspaceOut(serializers.Serializer):

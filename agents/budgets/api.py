@@ -6,51 +6,18 @@ Viewers read, editors write; keys need agents:read to read and agents:write to w
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
-
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.response import Response
 
-from fleet.api.fields import NumberField
 from fleet.api.serializers import SuccessOut
 from fleet.api.views import ApiView
 
-from ..models import BudgetPeriod
 from ..models.budget import DEFAULT_SOFT_THRESHOLD_PCT
 from ..permissions import AgentOperator, AgentReader
 from .selectors import agent_budget_report, budget_of_agent, budget_state
-from .serializers import BudgetOut, BudgetReportOut
+from .serializers import BudgetInput, BudgetOut, BudgetReportOut
 from .services import budget_delete, budget_upsert
-
-MAX_LIMIT_USD = 1_000_000_000
-MIN_LIMIT_USD = Decimal("0.000001")  # one micro-dollar: money is stored in micro-dollars
-
-
-class BudgetInput(serializers.Serializer):
-    period = serializers.ChoiceField(choices=BudgetPeriod.values)
-    limit_usd = NumberField()
-    soft_threshold_pct = NumberField(required=False)
-
-    def validate_limit_usd(self, value) -> Decimal:
-        amount = Decimal(str(value))
-        if amount <= 0:
-            raise serializers.ValidationError("Must be a positive number of USD.")
-        if amount < MIN_LIMIT_USD:
-            raise serializers.ValidationError("Must be at least 0.000001 USD.")
-        if amount > MAX_LIMIT_USD:
-            raise serializers.ValidationError(f"At most {MAX_LIMIT_USD} USD.")
-        return amount
-
-    def validate_soft_threshold_pct(self, value) -> Decimal:
-        # The range first: quantizing a huge number (1e30) overflows Decimal's precision (a 500).
-        pct = Decimal(str(value))
-        if not 1 <= pct <= 100:
-            raise serializers.ValidationError("Must be between 1 and 100.")
-        pct = pct.quantize(Decimal("0.01"), ROUND_HALF_UP)
-        if not 1 <= pct <= 100:  # 0.996 rounds to 1.00, 100.004 to 100.00: still in range
-            raise serializers.ValidationError("Must be between 1 and 100.")
-        return pct
 
 
 class AgentBudgetApi(ApiView):

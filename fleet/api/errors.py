@@ -44,19 +44,19 @@ def status_of(error: errors.FleetError) -> int:
     return 400  # a bare FleetError is a request the service refused
 
 
-def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:
+def field_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     """DRF's nested validation detail -> {"a.b": ["msg", ...]}."""
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = f"{prefix}.{key}" if prefix else str(key)
-            out.update(_flatten(value, name))
+            out.update(field_errors(value, name))
     elif isinstance(detail, list):
         if all(not isinstance(v, (dict, list)) for v in detail):
             out[prefix or "non_field_errors"] = [str(v) for v in detail]
         else:
             for i, value in enumerate(detail):
-                out.update(_flatten(value, f"{prefix}.{i}" if prefix else str(i)))
+                out.update(field_errors(value, f"{prefix}.{i}" if prefix else str(i)))
     else:
         out[prefix or "non_field_errors"] = [str(detail)]
     return out
@@ -138,7 +138,7 @@ def api_exception_handler(exc, context):
         return None  # not an API exception: ApiErrorMiddleware answers 500
 
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten(exc.detail)
+        fields = field_errors(exc.detail)
         body = error_body(errors.first_field_message(fields), "validation_error", fields)
     else:
         code, message = next(
@@ -153,7 +153,7 @@ def api_exception_handler(exc, context):
 
 def _detail_text(detail) -> str:
     if isinstance(detail, (list, dict)):
-        return errors.first_field_message(_flatten(detail))
+        return errors.first_field_message(field_errors(detail))
     return str(detail)
 
 

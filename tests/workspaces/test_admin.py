@@ -45,8 +45,45 @@ def test_the_key_list_shows_prefix_and_scopes_but_never_the_secret_or_digest(adm
         assert raw not in html and key.digest not in html
 
 
-def test_keys_cannot_be_added_in_the_admin(admin_client):
-    assert admin_client.get("/admin/workspaces/apikey/add/").status_code == 403
+def test_a_member_issues_a_key_that_is_shown_once_and_works(client):
+    operator = AdminFactory()
+    workspace = WorkspaceFactory(name="Ops")
+    make_member(workspace, Role.ADMIN, user=operator)
+    client.force_login(operator)
+
+    issued = client.post("/admin/workspaces/apikey/add/", {"workspace": workspace.pk, "name": "ci-deployer",
+                                                           "scopes": ["agents:read", "workspaces:read"]})
+
+    assert issued.status_code == 200, issued.content.decode()[-2000:]
+    key = ApiKey.objects.get(name="ci-deployer")
+    assert (key.workspace_id, key.created_by_id, key.scopes) == (workspace.pk, operator.pk,
+                                                                  ["agents:read", "workspaces:read"])
+    html = issued.content.decode()
+    raw = html.split('id="api-key-value" class="fleet-secret">')[1].split("<")[0]
+    assert raw.startswith(key.prefix) and "never shows it again" in html
+    assert "no-store" in issued["Cache-Control"]
+    assert client_for(api_key=raw).get("/api/workspaces").status_code == 200
+    for page in ("/admin/workspaces/apikey/", f"/admin/workspaces/apikey/{key.pk}/change/",
+                 f"/admin/workspaces/workspace/{workspace.pk}/change/"):
+        assert raw not in client.get(page).content.decode()
+
+
+def test_the_routes_checks_refuse_a_key_on_the_form(client):
+    operator = AdminFactory()
+    workspace = WorkspaceFactory()
+    client.force_login(operator)
+
+    not_member = client.post("/admin/workspaces/apikey/add/", {"workspace": workspace.pk, "name": "k",
+                                                               "scopes": ["agents:read"]})
+    make_member(workspace, Role.ADMIN, user=operator)
+    no_scope = client.post("/admin/workspaces/apikey/add/", {"workspace": workspace.pk, "name": "k"})
+    blank_name = client.post("/admin/workspaces/apikey/add/", {"workspace": workspace.pk, "name": " ",
+                                                               "scopes": ["agents:read"]})
+
+    assert not_member.status_code == 200 and "Only members of the workspace" in not_member.content.decode()
+    assert no_scope.status_code == 200 and "This field is required." in no_scope.content.decode()
+    assert blank_name.status_code == 200 and "This field" in blank_name.content.decode()
+    assert not ApiKey.objects.exists()
 
 
 def test_the_revoke_action_revokes_the_selected_keys_and_they_stop_working(admin_client):

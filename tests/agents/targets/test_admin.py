@@ -10,7 +10,7 @@ from agents.targets.models import RemoteHost, TargetGrant
 from tests.factories.accounts import UserFactory
 from tests.factories.agents import AgentFactory
 from tests.factories.remote_hosts import RemoteHostFactory
-from tests.infra.sshd import free_loopback_port
+from tests.infra.sshd import free_loopback_port, openssh_private_key
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,51 @@ def test_hosts_are_listed_with_their_status_and_no_secret(console):
         assert shown.host_key_fingerprint in page
         for secret in (shown.private_key, shown.passphrase, shown.password):
             assert not secret or secret not in page
-    assert console.get(f"{HOSTS}add/").status_code == 403  # registered through the API
+    for field in ("ssh_private_key", "ssh_passphrase", "ssh_password"):
+        assert f'name="{field}"' in page and f'name="{field}" value=' not in page
+
+
+def _host_form(**fields) -> dict:
+    return {"name": "build-box", "host": "127.0.0.1", "port": "2222", "username": "fleet",
+            "docker_socket": "/var/run/docker.sock", "auth_type": "key", "ssh_private_key": "", "ssh_passphrase": "",
+            "ssh_password": "", **fields}
+
+
+def test_an_operator_registers_a_platform_host_with_a_key_that_is_never_shown(console, settings, platform_admin):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    private_key = openssh_private_key()
+
+    added = console.post(f"{HOSTS}add/", _host_form(ssh_private_key=private_key))
+
+    assert added.status_code == 302, added.content.decode()[-3000:]
+    host = RemoteHost.objects.get(name="build-box")
+    assert (host.owner_id, host.port, host.auth_type, host.status) == (None, 2222, "key", "untested")
+    assert host.private_key == private_key  # stored, encrypted at rest by its field
+    page = console.get(f"{HOSTS}{host.pk}/change/").content.decode()
+    assert private_key.splitlines()[1] not in page
+
+    renamed = console.post(f"{HOSTS}{host.pk}/change/", _host_form(name="build-box-2"))
+
+    assert renamed.status_code == 302, renamed.content.decode()[-3000:]
+    host.refresh_from_db()
+    assert (host.name, host.private_key) == ("build-box-2", private_key)  # the empty field kept the key
+
+
+def test_the_routes_checks_refuse_a_host_on_its_fields(console, settings):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    refusals = {
+        "no_key": (_host_form(), "ssh_private_key", "A private key is required"),
+        "bad_key": (_host_form(ssh_private_key="not a key"), "ssh_private_key", ""),
+        "bad_port": (_host_form(port="70000", ssh_private_key=openssh_private_key()), "port", "Give a port from 1 to 65535"),
+        "no_password": (_host_form(auth_type="password"), "ssh_password", "A password is required"),
+        "metadata_address": (_host_form(host="169.254.169.254", ssh_private_key=openssh_private_key()), "host", ""),
+    }
+
+    for name, (form, field, message) in refusals.items():
+        page = console.post(f"{HOSTS}add/", form).content.decode()
+        assert f'id="id_{field}_error"><li>{message}' in page, name
+
+    assert not RemoteHost.objects.exists()
 
 
 def test_the_test_action_runs_the_connection_test(console, settings):

@@ -1,0 +1,98 @@
+"""Console forms that do what the API does, with the API's own checks and writes: the route's input
+serializer checks the values, the route's service stores them, and what either refuses lands on
+the field it names. The console never has a second code path.
+
+    class BudgetForm(ServiceForm):
+        api_input = BudgetInput                  # the route's serializer
+        def apply(self, data, api): ...          # the route's service; returns the stored row
+
+    @admin.register(Budget)
+    class BudgetAdmin(ServiceFormAdmin): form = BudgetForm
+"""
+
+from __future__ import annotations
+
+from django import forms
+from rest_framework import serializers
+
+from .admin_base import ModelAdmin
+from .api.errors import field_errors
+from .errors import FleetError, ValidationFailed
+
+
+class ServiceForm(forms.ModelForm):
+    api_input: type[serializers.Serializer] | None = None
+    api_names: dict[str, str] = {}  # form field -> the API's name for it, where they differ
+
+    def __init__(self, *args, acting_user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.acting_user = acting_user
+        self.saved = None
+
+    @property
+    def adding(self) -> bool:
+        return self.instance._state.adding
+
+    def api_data(self, data: dict) -> dict:
+        """The API body these cleaned values make (a form reshapes what the API names otherwise)."""
+        return {self.api_names.get(name, name): value for name, value in data.items() if value is not None}
+
+    def apply(self, data: dict, api: serializers.Serializer | None):
+        """Store through the service: `data` is the form's cleaned values, `api` the valid input
+        serializer (None without `api_input`). Returns the stored row."""
+        raise NotImplementedError
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            api = None
+            if self.api_input is not None:
+                api = self.api_input(data=self.api_data(data))
+                if not api.is_valid():
+                    raise ValidationFailed(field_errors(api.errors))
+            # The admin's request is one transaction: a later failure undoes this write.
+            self.saved = self.apply(data, api)
+        except ValidationFailed as exc:
+            self._add_api_errors(exc.fields)
+        except FleetError as exc:
+            self.add_error(None, exc.message)
+        return data
+
+    def _post_clean(self):
+        """Nothing: the service checked and stored the row; the model's own checks would take the
+        row it just stored for a duplicate."""
+
+    def _add_api_errors(self, fields: dict[str, list[str]]) -> None:
+        form_names = {api: form for form, api in self.api_names.items()}
+        for name, problems in fields.items():
+            head, _, rest = name.partition(".")
+            field = form_names.get(head, head)
+            for problem in problems:
+                if field in self.fields:
+                    self.add_error(field, f"{rest}: {problem}" if rest else problem)
+                else:
+                    self.add_error(None, problem if name == "non_field_errors" else f"{name}: {problem}")
+
+
+class ServiceFormAdmin(ModelAdmin):
+    """The admin of a ServiceForm: the form gets the signed-in user and stores the row itself."""
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+
+        class WithActingUser(form):
+            def __init__(self, *args, **inner):
+                super().__init__(*args, acting_user=request.user, **inner)
+
+        return WithActingUser
+
+    def save_form(self, request, form, change):
+        return form.saved  # stored by the service in the form's clean()
+
+    def save_model(self, request, obj, form, change):
+        pass
+
+    def save_related(self, request, form, formsets, change):
+        pass
