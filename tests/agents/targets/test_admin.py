@@ -63,7 +63,8 @@ def test_the_routes_checks_refuse_a_host_on_its_fields(console, settings):
     refusals = {
         "no_key": (_host_form(), "ssh_private_key", "A private key is required"),
         "bad_key": (_host_form(ssh_private_key="not a key"), "ssh_private_key", ""),
-        "bad_port": (_host_form(port="70000", ssh_private_key=openssh_private_key()), "port", "Give a port from 1 to 65535"),
+        "bad_port": (_host_form(port="70000", ssh_private_key=openssh_private_key()), "port",
+                     "Give a port from 1 to 65535"),
         "no_password": (_host_form(auth_type="password"), "ssh_password", "A password is required"),
         "metadata_address": (_host_form(host="169.254.169.254", ssh_private_key=openssh_private_key()), "host", ""),
     }
