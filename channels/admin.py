@@ -1,13 +1,23 @@
-"""Admin console: channels and their messages, read-only. Secrets never appear here (only whether
-one is set); config is edited through the API, which validates it against the type definition."""
+"""Admin console: an OpenClaw agent's channels saved as the channel routes save them (checked
+against the type's definition, secrets encrypted, pushed into a running runtime), with every
+secret read back as "[REDACTED]", which keeps it when sent back; legacy channels and messages
+read-only."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from unfold.widgets import UnfoldAdminTextareaWidget
 
 from fleet.admin_base import ModelAdmin
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin
 
+from .config import redacted
 from .models import ChannelMessage, LegacyChannel, RuntimeChannel
+from .services import runtime_channel_save
+
+CONFIG_HELP = ('The channel\'s config as the API takes it, e.g. {"botToken": "...", "dmPolicy": "pairing"}. '
+               'Secrets read back as "[REDACTED]": leave that to keep them. Saved into the runtime when it runs.')
 
 
 class ReadOnlyAdmin(ModelAdmin):
@@ -18,18 +28,42 @@ class ReadOnlyAdmin(ModelAdmin):
         return False
 
 
+class RuntimeChannelForm(ServiceForm):
+    type = forms.CharField(max_length=40, help_text="The channel type: telegram, slack, whatsapp, ...")
+    config = forms.JSONField(required=False, widget=UnfoldAdminTextareaWidget(attrs={"rows": 5}), help_text=CONFIG_HELP)
+
+    class Meta:
+        model = RuntimeChannel
+        fields = ("agent", "type", "enabled", "config")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.adding:
+            for name in ("agent", "type"):
+                self.fields[name].disabled = True  # another agent or type is another channel
+            self.initial["config"] = redacted(self.instance.config or {}, self.instance.secret_values)
+
+    def apply(self, data, api):
+        return runtime_channel_save(agent=data["agent"], type_=data["type"], config=data.get("config") or {},
+                                    enabled=data["enabled"]).channel
+
+
 @admin.register(RuntimeChannel)
-class RuntimeChannelAdmin(ReadOnlyAdmin):
+class RuntimeChannelAdmin(ServiceFormAdmin):
+    form = RuntimeChannelForm
     list_display = ("agent", "type", "enabled", "applied_at", "updated_at")
     list_filter = ("type", "enabled")
     search_fields = ("agent__name", "type")
-    fields = ("agent", "type", "enabled", "config", "has_secrets", "applied_at", "created_at", "updated_at")
-    readonly_fields = fields
     list_select_related = ("agent",)
+    raw_id_fields = ("agent",)
+    readonly_fields = ("applied_at", "created_at", "updated_at")
 
-    @admin.display(boolean=True, description="secrets set")
-    def has_secrets(self, channel) -> bool:
-        return bool(channel.secrets)
+    def get_fields(self, request, obj=None):
+        fields = list(RuntimeChannelForm.Meta.fields)
+        return [*fields, *self.readonly_fields] if obj else fields
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # as in the API: a channel is switched off (enabled) or logged out, not deleted
 
 
 @admin.register(LegacyChannel)
