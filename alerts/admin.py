@@ -26,7 +26,7 @@ CHANNELS_HELP = ('The API\'s "channels" array, e.g. [{"type": "webhook", "url": 
 
 class AlertRuleForm(ServiceForm):
     api_input = AlertRuleInput
-    api_names = {"event_pattern": "eventPattern"}
+    api_field_names = {"eventPattern": "event_pattern"}
     channels = forms.JSONField(widget=UnfoldAdminTextareaWidget(attrs={"rows": 6}), help_text=CHANNELS_HELP)
 
     class Meta:

@@ -20,9 +20,25 @@ from .api.errors import field_errors
 from .errors import FleetError, ValidationFailed
 
 
+def add_field_errors(form: forms.BaseForm, fields: dict[str, list[str]], names: dict[str, str]) -> None:
+    """Each message of an API field map ({"channels.0.url": [...]}) on the form field that holds
+    that value: the name's own (`names` maps the API's names to the form's where they differ),
+    else its first part's, prefixed with the rest ("0.url: ..."); else on the form itself."""
+    for name, messages in fields.items():
+        head, _, rest = name.partition(".")
+        if names.get(name, name) in form.fields:
+            field, prefix = names.get(name, name), ""
+        elif names.get(head, head) in form.fields:
+            field, prefix = names.get(head, head), rest
+        else:
+            field, prefix = None, "" if name == "non_field_errors" else name
+        for message in messages:
+            form.add_error(field, f"{prefix}: {message}" if prefix else message)
+
+
 class ServiceForm(forms.ModelForm):
     api_input: type[serializers.Serializer] | None = None
-    api_names: dict[str, str] = {}  # form field -> the API's name for it, where they differ
+    api_field_names: dict[str, str] = {}  # the API's name of a value -> the form field, where they differ
 
     def __init__(self, *args, acting_user=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -35,7 +51,8 @@ class ServiceForm(forms.ModelForm):
 
     def api_data(self, data: dict) -> dict:
         """The API body these cleaned values make (a form reshapes what the API names otherwise)."""
-        return {self.api_names.get(name, name): value for name, value in data.items() if value is not None}
+        api_names = {form: api for api, form in self.api_field_names.items()}
+        return {api_names.get(name, name): value for name, value in data.items() if value is not None}
 
     def apply(self, data: dict, api: serializers.Serializer | None):
         """Store through the service: `data` is the form's cleaned values, `api` the valid input
@@ -55,7 +72,7 @@ class ServiceForm(forms.ModelForm):
             # The admin's request is one transaction: a later failure undoes this write.
             self.saved = self.apply(data, api)
         except ValidationFailed as exc:
-            self._add_api_errors(exc.fields)
+            add_field_errors(self, exc.fields, self.api_field_names)
         except FleetError as exc:
             self.add_error(None, exc.message)
         return data
@@ -63,17 +80,6 @@ class ServiceForm(forms.ModelForm):
     def _post_clean(self):
         """Nothing: the service checked and stored the row; the model's own checks would take the
         row it just stored for a duplicate."""
-
-    def _add_api_errors(self, fields: dict[str, list[str]]) -> None:
-        form_names = {api: form for form, api in self.api_names.items()}
-        for name, problems in fields.items():
-            head, _, rest = name.partition(".")
-            field = form_names.get(head, head)
-            for problem in problems:
-                if field in self.fields:
-                    self.add_error(field, f"{rest}: {problem}" if rest else problem)
-                else:
-                    self.add_error(None, problem if name == "non_field_errors" else f"{name}: {problem}")
 
 
 class ServiceFormAdmin(ModelAdmin):

@@ -21,7 +21,7 @@ from .models import ProviderKey
 class ProviderKeyForm(ServiceForm):
     """Stored by the key services themselves, with their refusals on the fields."""
 
-    api_names = {"api_key": "apiKey", "base_url": "baseUrl"}
+    api_field_names = {"apiKey": "api_key", "baseUrl": "base_url"}
     api_key = forms.CharField(required=False, strip=True, label="API key",
                               widget=UnfoldAdminPasswordWidget(render_value=False),
                               help_text="Write-only: never shown again. Empty on a change keeps the stored key.")

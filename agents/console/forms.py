@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from unfold.widgets import UnfoldAdminSelectWidget, UnfoldAdminTextInputWidget
 
+from fleet.admin_forms import add_field_errors
 from fleet.errors import ValidationFailed
 
 from ..models import DeployTarget, RuntimeFamily, SandboxProfile
@@ -24,10 +25,7 @@ class ServiceForm(forms.Form):
 
     def add_service_errors(self, error: ValidationFailed) -> None:
         """The service's field messages on the form's fields (others on the form itself)."""
-        for field, messages in error.fields.items():
-            field = self.api_field_names.get(field, field)
-            for message in messages:
-                self.add_error(field if field in self.fields else None, message)
+        add_field_errors(self, error.fields, self.api_field_names)
 
 
 MODEL_FIELDS = {"keyId": "model_key", "name": "model_name", "fallbacks": "model_fallbacks"}

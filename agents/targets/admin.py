@@ -26,6 +26,8 @@ SECRET_INPUTS = {"ssh_private_key": "privateKey", "ssh_passphrase": "passphrase"
 
 class RemoteHostForm(ServiceForm):
     api_input = RemoteHostIn
+    api_field_names = {"dockerSocket": "docker_socket", "auth": "auth_type",
+                       **{f"auth.{api}": form for form, api in SECRET_INPUTS.items()}}
     ssh_private_key = forms.CharField(required=False, strip=False, label="Private key", help_text=WRITE_ONLY,
                                       widget=UnfoldAdminTextareaWidget(attrs={"rows": 4, "autocomplete": "off"}))
     ssh_passphrase = forms.CharField(required=False, strip=False, label="Key passphrase", help_text=WRITE_ONLY,
@@ -48,12 +50,6 @@ class RemoteHostForm(ServiceForm):
                   "username": self.instance.username, "dockerSocket": self.instance.docker_socket,
                   "auth": {"type": self.instance.auth_type}}
         return {name: value for name, value in body.items() if value != stored[name]}
-
-    def _add_api_errors(self, fields):
-        # The API names a secret "auth.privateKey"; here it is its own field.
-        by_api = {f"auth.{api}": form for form, api in SECRET_INPUTS.items()}
-        super()._add_api_errors({by_api.get(name, "auth_type" if name.startswith("auth") else name): problems
-                                 for name, problems in fields.items()})
 
     def apply(self, data, api):
         body = dict(api.validated_data)
