@@ -35,6 +35,8 @@ class DeployForm(ServiceForm):
     api_field_names = {f"model.{api}": form for api, form in MODEL_FIELDS.items()}
 
     name = forms.CharField(required=False, widget=TEXT, help_text="Empty: a generated name.")
+    workspace = forms.ChoiceField(required=False, widget=UnfoldAdminSelectWidget,
+                                  help_text="Shared into this workspace as it is deployed; empty: yours alone.")
     runtime_family = forms.ChoiceField(choices=_choices(RuntimeFamily.choices, blank="default (openclaw)"),
                                        required=False, widget=UnfoldAdminSelectWidget)
     deploy_target = forms.ChoiceField(
@@ -55,15 +57,21 @@ class DeployForm(ServiceForm):
     model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
                                       help_text="Comma-separated, tried in order when the model fails.")
 
-    def __init__(self, *args, keys=(), targets=(), **kwargs):
+    def __init__(self, *args, keys=(), targets=(), workspaces=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model_key"].choices = key_choices(keys, blank="none (the platform default)")
         self.fields["execution_target_id"].choices = _choices(targets, blank="the default")
+        self.workspaces = {str(workspace.pk): workspace for workspace in workspaces}
+        self.fields["workspace"].choices = _choices([(pk, w.name) for pk, w in self.workspaces.items()],
+                                                    blank="none")
+
+    def chosen_workspace(self):
+        return self.workspaces.get(self.cleaned_data.get("workspace") or "")
 
     def request_values(self) -> dict:
         """The given fields only, as POST /agents/deploy's body would carry them."""
         values = {name: value for name, value in self.cleaned_data.items()
-                  if value not in (None, "") and not name.startswith("model_")}
+                  if value not in (None, "") and not name.startswith("model_") and name != "workspace"}
         model = model_value(self.cleaned_data)
         if model is not None:
             values["model"] = model

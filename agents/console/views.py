@@ -18,6 +18,8 @@ from fleet.api.errors import error_body, status_of
 from fleet.api.principal import Principal
 from fleet.edge.sse import wants_event_stream
 from fleet.errors import FleetError, ValidationFailed
+from workspaces.roles import Role
+from workspaces.selectors import workspace_list
 
 from ..chat.serializers import ChatIn
 from ..chat.sse import chat_response
@@ -30,7 +32,7 @@ from ..logs.sse import follow_response, log_line_data
 from ..models import IN_FLIGHT, SERVING, Agent, TerminalVia
 from ..proxy.sessions import gateway_session_create
 from ..selectors import agent_workspace_ids
-from ..services.deploy import agent_deploy
+from ..services.deploy import agent_deploy, agent_deploy_shared
 from ..services.lifecycle import agent_redeploy, agent_restart, agent_start, agent_stop
 from ..services.resources import ResourceChange, agent_resources_change
 from ..services.selection import DeployRequest, resource_adjustments
@@ -140,17 +142,25 @@ def agent_deploy_view(model_admin, request):
     same validation, quota and events as POST /api/agents/deploy."""
     principal = Principal(user=request.user)
     targets = [(target_id, target_label(target_id)) for target_id in deployable_targets(principal)]
-    form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]), targets=targets)
+    # The workspaces the operator may share an agent into: editor or above, as the route asks.
+    workspaces = [row.workspace for row in workspace_list(principal=principal) if row.role >= Role.EDITOR]
+    form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]), targets=targets,
+                      workspaces=workspaces)
     if request.method == "POST" and form.is_valid():
         deploy_request = DeployRequest(**form.request_values())
+        workspace = form.chosen_workspace()
         try:
-            agent = agent_deploy(principal=principal, request=deploy_request)
+            if workspace is None:
+                agent = agent_deploy(principal=principal, request=deploy_request)
+            else:
+                agent = agent_deploy_shared(principal=principal, request=deploy_request, workspace=workspace)
         except ValidationFailed as exc:
             form.add_service_errors(exc)
         except FleetError as exc:
             form.add_error(None, exc.message)
         else:
-            model_admin.message_user(request, f"{agent.name} is queued for deployment.", messages.SUCCESS)
+            shared = f", shared into {workspace.name}" if workspace else ""
+            model_admin.message_user(request, f"{agent.name} is queued for deployment{shared}.", messages.SUCCESS)
             # A value the server changed says so, as the API's `adjusted` does.
             for field, change in resource_adjustments(deploy_request, agent).items():
                 model_admin.message_user(request, f"{field}: {change['requested']} requested, {change['applied']} "

@@ -22,6 +22,7 @@ from ..gateway.tokens import gateway_token_generate
 from ..llm_model.services import agent_model_store, deploy_model_check
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
+from .assignment import workspace_agent_assign
 from .billing import agent_quota_check
 from .idempotency import DeployKey, deploy_key_record
 from .migrated import migrated_settings_apply, request_from_manifest
@@ -117,4 +118,14 @@ def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: De
         migration_draft_consume(draft=draft, agent_id=agent.pk)  # last: nothing after it can fail
     agent_event(agent, "agent.queued", f"Agent {agent.name} was queued for deployment.")
     provisioning_enqueue(agent)
+    return agent
+
+
+@transaction.atomic
+def agent_deploy_shared(*, principal: Principal, request: DeployRequest, workspace) -> Agent:
+    """Deploy, and share the new agent into `workspace` at once (the console's deploy; through the
+    API these are two calls: POST /agents/deploy, then POST /workspaces/:id/agents). A refused
+    share undoes the deploy: no agent is queued."""
+    agent = agent_deploy(principal=principal, request=request)
+    workspace_agent_assign(workspace=workspace, principal=principal, agent_id=agent.pk)
     return agent

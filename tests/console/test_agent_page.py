@@ -16,9 +16,11 @@ from agents.deploy_progress import PULLING, deploy_step_set
 from agents.models import Agent
 from fleet.models import Event
 from tests.factories.agents import place_on_engine
+from tests.factories.workspaces import make_member
 from tests.infra.asgi import edge_stream
 from tests.infra.docker import exec_in
-from tests.support import wait_until
+from tests.support import client_for, wait_until
+from workspaces.roles import Role
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +112,29 @@ def test_deploying_from_the_console_uses_the_deploy_service(console, tenancy):
     assert response.status_code == 302 and response["Location"] == _page(agent)
     assert (agent.status, agent.runtime_family, agent.ram_mb) == ("queued", "hermes", 512)
     assert Event.objects.filter(agent_id=agent.pk, kind="agent.queued").exists()
+
+
+def test_deploying_into_a_workspace_shares_the_agent_there_as_it_is_queued(console, tenancy, platform_admin):
+    make_member(tenancy.workspace, Role.EDITOR, user=platform_admin)
+    form = console.get("/admin/agents/agent/add/").content.decode()
+    assert f'value="{tenancy.workspace.pk}"' in form and tenancy.workspace.name in form
+
+    response = console.post("/admin/agents/agent/add/", {"name": "shared-one", "runtime_family": "hermes",
+                                                         "workspace": str(tenancy.workspace.pk)}, follow=True)
+
+    agent = Agent.objects.get(name="shared-one")
+    assert f"shared into {tenancy.workspace.name}" in response.content.decode()
+    assert (agent.owner_id, agent.status) == (platform_admin.pk, "queued")
+    assert list(agent.assignments.values_list("workspace_id", flat=True)) == [tenancy.workspace.pk]
+    assert client_for(tenancy.viewer).get(f"/api/agents/{agent.pk}").status_code == 200  # its members see it
+
+
+def test_a_workspace_not_offered_is_refused_and_nothing_is_queued(console):
+    response = console.post("/admin/agents/agent/add/", {"name": "not-shared",
+                                                         "workspace": "00000000-0000-0000-0000-000000000000"})
+
+    assert response.status_code == 200 and 'id="id_workspace_error"' in response.content.decode()
+    assert not Agent.objects.filter(name="not-shared").exists()
 
 
 def test_deploying_from_the_console_shows_the_apis_validation_errors(console):
