@@ -28,6 +28,7 @@ from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
+from .actors import actor_label
 from .models import Event
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ def emit(
             agent_id=agent.pk if agent is not None else None,
             data=data,
             test=test,
+            actor=actor_label(),
             occurred_at=occurred_at or timezone.now(),
         )
         for subscriber in list(_in_transaction_subscribers):

@@ -18,6 +18,8 @@ class Event(models.Model):
     message = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
     test = models.BooleanField(default=False)  # a synthetic event from an alert-rule test
+    # Who caused it (fleet.actors): a user's e-mail, "(API key)" after it for a key; "" for Fleet itself.
+    actor = models.CharField(max_length=300, blank=True, default="")
     occurred_at = models.DateTimeField(db_index=True)
     # When alert matching took the event (alerts.services.fanout: a dispatch after the emitter's
     # commit, or the minute sweep); null while it waits. Only the waiting events are indexed.

@@ -56,7 +56,7 @@ class WorkspaceListApi(ApiView):
     @extend_schema(request=InputSerializer, responses={201: WorkspaceOut})
     def post(self, request):
         """Create a workspace (the caller becomes its owner)."""
-        data = ApiKeyInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = services.workspace_create(owner=self.principal.user, name=data.validated_data["name"])
         return Response(WorkspaceOut(workspace).data, status=status.HTTP_201_CREATED)
@@ -111,7 +111,7 @@ class MemberListApi(ApiView):
     )
     def post(self, request, workspace_id):
         """Invite a member by email with a role (they join by accepting)."""
-        data = ApiKeyInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         # Invitations go to any address: bound how fast anyone sends them.
         throttle("member_add_user", self.principal.user.pk, settings.MEMBER_ADD_RATE_PER_USER)
@@ -147,7 +147,7 @@ class MemberDetailApi(ApiView):
         """Change a member's role."""
         access = request.workspace_access
         membership = selectors.membership_get(workspace=access.workspace, user_id=user_id)
-        data = ApiKeyInput(data=request.data)
+        data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         membership = services.membership_update(
             membership=membership, acting_role=access.role, role=data.validated_data["role"]
