@@ -6,9 +6,10 @@ Signs in; `/` and every link of the console's sidebar (console/navigation.py, as
 the test runs) render; the dashboard renders with data; the agent page shows its charts and its
 logs live (a line the container writes now appears, through the panel's follow), its chat panel
 answers (the fake model through the real runtime); its Stop
-button (confirmed) stops the real container and the status changes; no page logs a console
-error. A screenshot of each page is kept under var/ci/screenshots/ (CI keeps var/ci as
-artifacts).
+button (confirmed) stops the real container and the status changes; an alert rule, a workspace
+API key (shown once), a budget in dollars and a deploy into a workspace are submitted through
+their forms; no page logs a console error. A screenshot of each page is kept under
+var/ci/screenshots/ (CI keeps var/ci as artifacts).
 """
 
 from __future__ import annotations
@@ -115,11 +116,11 @@ def world(transactional_db, hermes_runtime, docker_settings):
     workspace = WorkspaceFactory(name="Ops", owner=admin)
     make_rule(workspace=workspace, channels=[{"type": "email", "to": ["ops@example.com"]}], name="Errors to ops")
     engines_probe()  # what beat does every 30 s: the dashboard shows the stored result
-    return admin, agent, sidebar_links(admin)
+    return admin, agent, sidebar_links(admin), workspace
 
 
 def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
-    admin, agent, links = world
+    admin, agent, links, workspace = world
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = ConsoleErrors(page)
@@ -212,6 +213,46 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     _shot(page, "08-user")
     page.goto(f"{server}/admin/workspaces/workspace/")
     _shot(page, "09-workspaces")
+
+    # What the API writes, written in the console: each form submitted for real.
+    page.goto(f"{server}/admin/alerts/alertrule/add/")
+    page.fill("#id_name", "Stops to ops")
+    page.fill("#id_workspace", str(workspace.pk))
+    page.fill("#id_event_pattern", "agent.stopped")
+    page.fill("#id_channels", '[{"type": "email", "to": ["ops@example.com"]}]')
+    _shot(page, "10-alert-rule-form")
+    page.locator('button[name="_save"]').first.click()
+    page.wait_for_url(f"{server}/admin/alerts/alertrule/")
+    assert "Stops to ops" in page.locator("#result_list").inner_text()
+
+    page.goto(f"{server}/admin/workspaces/apikey/add/")
+    page.fill("#id_workspace", str(workspace.pk))
+    page.fill("#id_name", "ci-deployer")
+    page.check("input[name='scopes'][value='agents:read']")
+    page.locator('button[name="_save"]').first.click()
+    issued = page.locator("#api-key-value").inner_text()
+    assert len(issued) > 20 and "never shows it again" in page.locator("#api-key-issued").inner_text()
+    _shot(page, "11-api-key-issued")
+    page.goto(f"{server}/admin/workspaces/apikey/")
+    assert "ci-deployer" in page.locator("#result_list").inner_text() and issued not in page.content()
+
+    page.goto(f"{server}/admin/agents/budget/add/")
+    page.fill("#id_agent", str(agent.pk))
+    page.select_option("#id_period", "daily")
+    page.fill("#id_limit_usd", "7.25")
+    page.locator('button[name="_save"]').first.click()
+    page.wait_for_url(f"{server}/admin/agents/budget/")
+    assert "7.25" in page.locator("#result_list").inner_text()
+
+    # Deploy into a workspace: queued (no worker serves this test) and shared into Ops.
+    page.goto(f"{server}/admin/agents/agent/add/")
+    page.fill("#id_name", "deployed-from-console")
+    page.select_option("#id_runtime_family", "hermes")
+    page.select_option("#id_workspace", str(workspace.pk))
+    page.click("#deploy-submit")
+    page.wait_for_url("**/change/")
+    assert "deployed-from-console is queued for deployment, shared into Ops." in page.content()
+    _shot(page, "12-deployed-into-a-workspace")
 
     page.close()
     assert errors.errors == []
