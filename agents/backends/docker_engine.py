@@ -34,9 +34,7 @@ def engine_errors(host: str):
     except docker_errors.NotFound as exc:
         raise WorkloadMissing(f"The container no longer exists: {exc.explanation}") from exc
     except docker_errors.APIError as exc:
-        error = BackendError(f"The Docker engine refused the request: {exc.explanation or exc}")
-        error.transient = exc.status_code is None or exc.status_code >= 500
-        raise error from exc
+        raise engine_refusal(exc) from exc
     except (
         requests.exceptions.ConnectionError,
         requests.exceptions.Timeout,
@@ -46,6 +44,28 @@ def engine_errors(host: str):
         why = _transport_failure(exc)
         detail = f": {why}" if why else "."
         raise BackendUnreachable(f"The Docker engine at {host} cannot be reached{detail}") from exc
+
+
+# Refusals an engine answers with a 500 that no retry mends, by the engine's own words, each with
+# what to do. An engine without bridge networking (docker0 gone, or never made) refuses every
+# container on the default network when it starts it.
+UNMENDABLE_REFUSALS = {
+    "could not find bridge": "The engine has no bridge network: set DOCKER_NETWORK_MODE=host to run agents on "
+                             "the host network.",
+    "no such network interface": "A network interface the engine needs is missing: with no bridge network, set "
+                                 "DOCKER_NETWORK_MODE=host.",
+    "network bridge not found": "The engine has no bridge network: set DOCKER_NETWORK_MODE=host.",
+}
+
+
+def engine_refusal(exc: docker_errors.APIError) -> BackendError:
+    """The backend error of an engine's refusal: transient when the engine failed (a 5xx, no
+    answer), unless its words say the refusal is for good (UNMENDABLE_REFUSALS: with the fix)."""
+    explanation = str(exc.explanation or exc)
+    fix = next((fix for words, fix in UNMENDABLE_REFUSALS.items() if words in explanation.lower()), None)
+    error = BackendError(f"The Docker engine refused the request: {explanation}" + (f" {fix}" if fix else ""))
+    error.transient = fix is None and (exc.status_code is None or exc.status_code >= 500)
+    return error
 
 
 def _transport_failure(exc: BaseException) -> BackendUnreachable | None:
