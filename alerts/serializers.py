@@ -106,3 +106,5 @@ class EventOutput(serializers.Serializer):
     message = serializers.CharField()
     data = serializers.JSONField()
     test = serializers.BooleanField()
+    actor = serializers.CharField(help_text="Who caused it: the e-mail of the signed-in user, with \"(API key)\" "
+                                            "after it for a workspace key; empty for Fleet's own work.")

@@ -31,6 +31,8 @@ def test_an_api_session_and_an_api_key_are_named(tenancy, rule):
 
     assert list(Event.objects.order_by("occurred_at").values_list("actor", flat=True)) == [
         tenancy.admin.email, f"{tenancy.owner.email} (API key)"]
+    listed = client_for(tenancy.viewer).get(f"/api/workspaces/{tenancy.workspace.id}/events").json()
+    assert [event["actor"] for event in listed] == [f"{tenancy.owner.email} (API key)", tenancy.admin.email]
 
 
 def test_a_console_action_names_the_operator_and_the_log_shows_it(console, platform_admin, rule, tenancy):
