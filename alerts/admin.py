@@ -52,7 +52,6 @@ class AlertRuleAdmin(ServiceFormAdmin):
     list_filter = ("enabled",)
     search_fields = ("name", "event_pattern", "workspace__name")
     list_select_related = ("workspace",)
-    raw_id_fields = ("workspace",)
     readonly_fields = ("created_by", "last_fired_at", "last_error", "created_at", "updated_at")
     actions = ("send_test",)
 

@@ -72,7 +72,6 @@ class ApiKeyAdmin(ServiceFormAdmin):
     list_display = ("prefix", "name", "workspace", "scopes", "created_by", "last_used_at", "revoked_at")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("prefix", "name", "workspace__name", "created_by__email")
-    raw_id_fields = ("workspace",)
     shown = ("id", "name", "prefix", "scopes", "workspace", "created_by", "created_at", "last_used_at", "revoked_at")
     actions = ("revoke",)
 

@@ -217,7 +217,7 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     # What the API writes, written in the console: each form submitted for real.
     page.goto(f"{server}/admin/alerts/alertrule/add/")
     page.fill("#id_name", "Stops to ops")
-    page.fill("#id_workspace", str(workspace.pk))
+    page.select_option("#id_workspace", label="Ops")  # by name
     page.fill("#id_event_pattern", "agent.stopped")
     page.fill("#id_channels", '[{"type": "email", "to": ["ops@example.com"]}]')
     _shot(page, "10-alert-rule-form")
@@ -226,7 +226,7 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     assert "Stops to ops" in page.locator("#result_list").inner_text()
 
     page.goto(f"{server}/admin/workspaces/apikey/add/")
-    page.fill("#id_workspace", str(workspace.pk))
+    page.select_option("#id_workspace", label="Ops")
     page.fill("#id_name", "ci-deployer")
     page.check("input[name='scopes'][value='agents:read']")
     page.locator('button[name="_save"]').first.click()
