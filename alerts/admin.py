@@ -55,15 +55,8 @@ class AlertRuleAdmin(ServiceFormAdmin):
     readonly_fields = ("created_by", "last_fired_at", "last_error", "created_at", "updated_at")
     actions = ("send_test",)
 
-    def get_fields(self, request, obj=None):
-        return [*AlertRuleForm.Meta.fields, *self.readonly_fields] if obj else list(AlertRuleForm.Meta.fields)
-
-    def delete_model(self, request, obj):
-        alert_rule_delete(rule=obj)
-
-    def delete_queryset(self, request, queryset):
-        for rule in queryset:
-            alert_rule_delete(rule=rule)
+    def remove(self, rule):
+        alert_rule_delete(rule=rule)
 
     @admin.action(description="Send a test alert through the selected rules' channels")
     def send_test(self, request, queryset):

@@ -58,10 +58,6 @@ class RuntimeChannelAdmin(ServiceFormAdmin):
     raw_id_fields = ("agent",)
     readonly_fields = ("applied_at", "created_at", "updated_at")
 
-    def get_fields(self, request, obj=None):
-        fields = list(RuntimeChannelForm.Meta.fields)
-        return [*fields, *self.readonly_fields] if obj else fields
-
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # as in the API: a channel is switched off (enabled) or logged out, not deleted
 

@@ -13,6 +13,7 @@ the field it names. The console never has a second code path.
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from rest_framework import serializers
 
 from .admin_base import ModelAdmin
@@ -24,7 +25,7 @@ def add_field_errors(form: forms.BaseForm, fields: dict[str, list[str]], names: 
     """Each message of an API field map ({"channels.0.url": [...]}) on the form field that holds
     that value: the name's own (`names` maps the API's names to the form's where they differ),
     else its first part's, prefixed with the rest ("0.url: ..."); else on the form itself."""
-    for name, messages in fields.items():
+    for name, problems in fields.items():
         head, _, rest = name.partition(".")
         if names.get(name, name) in form.fields:
             field, prefix = names.get(name, name), ""
@@ -32,8 +33,8 @@ def add_field_errors(form: forms.BaseForm, fields: dict[str, list[str]], names: 
             field, prefix = names.get(head, head), rest
         else:
             field, prefix = None, "" if name == "non_field_errors" else name
-        for message in messages:
-            form.add_error(field, f"{prefix}: {message}" if prefix else message)
+        for problem in problems:
+            form.add_error(field, f"{prefix}: {problem}" if prefix else problem)
 
 
 class ServiceForm(forms.ModelForm):
@@ -83,7 +84,13 @@ class ServiceForm(forms.ModelForm):
 
 
 class ServiceFormAdmin(ModelAdmin):
-    """The admin of a ServiceForm: the form gets the signed-in user and stores the row itself."""
+    """The admin of a ServiceForm: the form gets the signed-in user and stores the row itself; the
+    add page shows the form's fields, a change page the read-only ones after them; a delete goes
+    through `remove` (the route's delete service) when the admin defines it, its refusal said."""
+
+    def get_fields(self, request, obj=None):
+        fields = list(self.form.Meta.fields)
+        return [*fields, *self.readonly_fields] if obj else fields
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)
@@ -102,3 +109,17 @@ class ServiceFormAdmin(ModelAdmin):
 
     def save_related(self, request, form, formsets, change):
         pass
+
+    remove = None  # (self, obj) -> None: the route's delete service
+
+    def delete_model(self, request, obj):
+        if self.remove is None:
+            return super().delete_model(request, obj)
+        try:
+            self.remove(obj)
+        except FleetError as exc:
+            self.message_user(request, f"{obj}: {exc.message}", messages.ERROR)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.delete_model(request, obj)

@@ -51,12 +51,5 @@ class IntegrationAdmin(ServiceFormAdmin):
     readonly_fields = ("status", "token_expires_at", "last_error", "last_tested_at", "last_test_result",
                        "created_by", "created_at", "updated_at")
 
-    def get_fields(self, request, obj=None):
-        return [*IntegrationForm.Meta.fields, *self.readonly_fields] if obj else list(IntegrationForm.Meta.fields)
-
-    def delete_model(self, request, obj):
-        integration_remove(integration=obj)
-
-    def delete_queryset(self, request, queryset):
-        for integration in queryset:
-            integration_remove(integration=integration)
+    def remove(self, integration):
+        integration_remove(integration=integration)

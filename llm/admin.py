@@ -5,13 +5,13 @@ change reaches the agents using it, and a key in use is not deleted (key_in_use)
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from unfold.widgets import UnfoldAdminPasswordWidget, UnfoldAdminSelectWidget, UnfoldAdminTextInputWidget
 
 from accounts.models import User
 from fleet.admin_base import TabularInline, inline_add
 from fleet.admin_forms import ServiceForm, ServiceFormAdmin
-from fleet.errors import FleetError, ValidationFailed
+from fleet.errors import ValidationFailed
 from workspaces.models import Workspace
 
 from . import providers, services
@@ -59,18 +59,8 @@ class ProviderKeyAdmin(ServiceFormAdmin):
     raw_id_fields = ("user", "workspace")
     readonly_fields = ("last_tested_at", "last_test_result", "created_by", "created_at", "updated_at")
 
-    def get_fields(self, request, obj=None):
-        return [*ProviderKeyForm.Meta.fields, *self.readonly_fields] if obj else list(ProviderKeyForm.Meta.fields)
-
-    def delete_model(self, request, obj):
-        try:
-            services.key_delete(key=obj)
-        except FleetError as exc:
-            self.message_user(request, f"{obj.label}: {exc.message}", messages.ERROR)
-
-    def delete_queryset(self, request, queryset):
-        for key in queryset:
-            self.delete_model(request, key)
+    def remove(self, key):
+        services.key_delete(key=key)
 
 
 class ProviderKeyInline(TabularInline):

@@ -53,12 +53,5 @@ class BudgetAdmin(ServiceFormAdmin):
     raw_id_fields = ("agent",)
     readonly_fields = ("soft_notified_for", "created_at", "updated_at")
 
-    def get_fields(self, request, obj=None):
-        return [*BudgetForm.Meta.fields, *self.readonly_fields] if obj else list(BudgetForm.Meta.fields)
-
-    def delete_model(self, request, obj):
-        budget_delete(budget=obj)
-
-    def delete_queryset(self, request, queryset):
-        for budget in queryset:
-            budget_delete(budget=budget)
+    def remove(self, budget):
+        budget_delete(budget=budget)

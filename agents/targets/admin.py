@@ -12,7 +12,6 @@ from unfold.widgets import UnfoldAdminPasswordWidget, UnfoldAdminTextareaWidget
 
 from fleet.admin_base import ModelAdmin
 from fleet.admin_forms import ServiceForm, ServiceFormAdmin
-from fleet.errors import FleetError
 
 from . import host_limits
 from .models import RemoteHost, TargetGrant
@@ -73,9 +72,6 @@ class RemoteHostAdmin(ServiceFormAdmin):
                        "last_error", "last_tested_at", "created_at", "updated_at")
     actions = ("test_connection",)
 
-    def get_fields(self, request, obj=None):
-        return [*RemoteHostForm.Meta.fields, *self.readonly_fields] if obj else list(RemoteHostForm.Meta.fields)
-
     @admin.display(description="Owner")
     def scope(self, host: RemoteHost) -> str:
         return host.owner.email if host.owner_id else "platform"
@@ -90,15 +86,8 @@ class RemoteHostAdmin(ServiceFormAdmin):
             else:
                 self.message_user(request, f"{host.name}: {result.error}", messages.ERROR)
 
-    def delete_model(self, request, obj):
-        try:
-            remote_host_delete(host=obj)
-        except FleetError as exc:
-            self.message_user(request, f"{obj.name}: {exc.message}", messages.ERROR)
-
-    def delete_queryset(self, request, queryset):
-        for host in queryset:
-            self.delete_model(request, host)
+    def remove(self, host):
+        remote_host_delete(host=host)
 
 
 @admin.register(TargetGrant)
