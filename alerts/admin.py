@@ -8,12 +8,10 @@ The Event admin belongs to the kernel (fleet/admin.py).
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import admin, messages
-from unfold.widgets import UnfoldAdminTextareaWidget
 
 from fleet.admin_base import ModelAdmin, TabularInline
-from fleet.admin_forms import ServiceForm, ServiceFormAdmin
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin, api_json_field
 
 from .models import AlertRule, Delivery, DeliveryAttempt, DeliveryStatus
 from .serializers import AlertRuleInput, ChannelsField
@@ -27,7 +25,8 @@ CHANNELS_HELP = ('The API\'s "channels" array, e.g. [{"type": "webhook", "url": 
 class AlertRuleForm(ServiceForm):
     api_input = AlertRuleInput
     api_field_names = {"eventPattern": "event_pattern"}
-    channels = forms.JSONField(widget=UnfoldAdminTextareaWidget(attrs={"rows": 6}), help_text=CHANNELS_HELP)
+    channels = api_json_field(CHANNELS_HELP, required=True)
+    fixed_on_change = ("workspace",)  # a rule stays in its workspace
 
     class Meta:
         model = AlertRule
@@ -36,7 +35,6 @@ class AlertRuleForm(ServiceForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.adding:
-            self.fields["workspace"].disabled = True  # a rule stays in its workspace
             self.initial["channels"] = ChannelsField().to_representation(self.instance.channels)
 
     def apply(self, data, api):

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
-from unfold.widgets import UnfoldAdminTextareaWidget
 
 from fleet.admin_base import ModelAdmin
-from fleet.admin_forms import ServiceForm, ServiceFormAdmin
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin, api_json_field
 
 from .config import redacted
 from .models import ChannelMessage, LegacyChannel, RuntimeChannel
@@ -30,7 +29,8 @@ class ReadOnlyAdmin(ModelAdmin):
 
 class RuntimeChannelForm(ServiceForm):
     type = forms.CharField(max_length=40, help_text="The channel type: telegram, slack, whatsapp, ...")
-    config = forms.JSONField(required=False, widget=UnfoldAdminTextareaWidget(attrs={"rows": 5}), help_text=CONFIG_HELP)
+    config = api_json_field(CONFIG_HELP)
+    fixed_on_change = ("agent", "type")  # another agent or type is another channel
 
     class Meta:
         model = RuntimeChannel
@@ -39,8 +39,6 @@ class RuntimeChannelForm(ServiceForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.adding:
-            for name in ("agent", "type"):
-                self.fields[name].disabled = True  # another agent or type is another channel
             self.initial["config"] = redacted(self.instance.config or {}, self.instance.secret_values)
 
     def apply(self, data, api):

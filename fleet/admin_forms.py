@@ -15,6 +15,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from rest_framework import serializers
+from unfold.widgets import UnfoldAdminTextareaWidget
 
 from .admin_base import ModelAdmin
 from .api.errors import field_errors
@@ -37,14 +38,25 @@ def add_field_errors(form: forms.BaseForm, fields: dict[str, list[str]], names: 
             form.add_error(field, f"{prefix}: {problem}" if prefix else problem)
 
 
+def api_json_field(help_text: str, *, required: bool = False) -> forms.JSONField:
+    """A value the API takes as JSON (a channel's config, a rule's channels), edited as the API
+    writes it; its secrets read back as "[REDACTED]", which the services keep."""
+    return forms.JSONField(required=required, help_text=help_text,
+                           widget=UnfoldAdminTextareaWidget(attrs={"rows": 5}))
+
+
 class ServiceForm(forms.ModelForm):
     api_input: type[serializers.Serializer] | None = None
     api_field_names: dict[str, str] = {}  # the API's name of a value -> the form field, where they differ
+    fixed_on_change: tuple[str, ...] = ()  # what a change may not alter (its owner, its kind): shown, disabled
 
     def __init__(self, *args, acting_user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.acting_user = acting_user
         self.saved = None
+        if not self.adding:
+            for name in self.fixed_on_change:
+                self.fields[name].disabled = True
 
     @property
     def adding(self) -> bool:

@@ -5,9 +5,8 @@ field of a form, and the OAuth states are not in the admin at all."""
 
 from django import forms
 from django.contrib import admin
-from unfold.widgets import UnfoldAdminTextareaWidget
 
-from fleet.admin_forms import ServiceForm, ServiceFormAdmin
+from fleet.admin_forms import ServiceForm, ServiceFormAdmin, api_json_field
 
 from .models import Integration
 from .selectors import integration_record
@@ -19,7 +18,8 @@ CONFIG_HELP = ('The provider\'s config as the API takes it, e.g. {"token": "..."
 
 class IntegrationForm(ServiceForm):
     provider = forms.CharField(max_length=64, help_text="The catalog's provider id (GET /api/integrations/catalog).")
-    config = forms.JSONField(required=False, widget=UnfoldAdminTextareaWidget(attrs={"rows": 5}), help_text=CONFIG_HELP)
+    config = api_json_field(CONFIG_HELP)
+    fixed_on_change = ("agent", "provider")  # another agent or provider is another connection
 
     class Meta:
         model = Integration
@@ -28,8 +28,6 @@ class IntegrationForm(ServiceForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.adding:
-            for name in ("agent", "provider"):
-                self.fields[name].disabled = True  # another agent or provider is another connection
             self.initial["config"] = integration_record(self.instance).config
 
     def apply(self, data, api):

@@ -22,6 +22,7 @@ class ProviderKeyForm(ServiceForm):
     """Stored by the key services themselves, with their refusals on the fields."""
 
     api_field_names = {"apiKey": "api_key", "baseUrl": "base_url"}
+    fixed_on_change = ("provider", "user", "workspace")  # a key keeps its provider and owner
     api_key = forms.CharField(required=False, strip=True, label="API key",
                               widget=UnfoldAdminPasswordWidget(render_value=False),
                               help_text="Write-only: never shown again. Empty on a change keeps the stored key.")
@@ -31,12 +32,6 @@ class ProviderKeyForm(ServiceForm):
         fields = ("provider", "label", "api_key", "base_url", "user", "workspace")
         widgets = {"provider": UnfoldAdminSelectWidget(choices=[(p, p) for p in providers.IDS]),
                    "label": UnfoldAdminTextInputWidget, "base_url": UnfoldAdminTextInputWidget}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not self.adding:
-            for name in ("provider", "user", "workspace"):
-                self.fields[name].disabled = True  # a key keeps its provider and owner
 
     def apply(self, data, api):
         if not self.adding:

@@ -18,6 +18,7 @@ class BudgetForm(ServiceForm):
     api_input = BudgetInput
     limit_usd = forms.DecimalField(label="Limit (USD)", min_value=0, decimal_places=6, max_digits=16,
                                    help_text="The hard cap for the period: the agent is paused when it is reached.")
+    fixed_on_change = ("agent", "period")  # one budget per agent and period: another is another row
 
     class Meta:
         model = Budget
@@ -26,11 +27,7 @@ class BudgetForm(ServiceForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.adding:
-            self.fields["limit_usd"].initial = self.instance.limit_usd
-            for name in ("agent", "period"):
-                self.fields[name].disabled = True  # one budget per agent and period: another is another row
-        self.fields["soft_threshold_pct"].initial = (self.instance.soft_threshold_pct if not self.adding
-                                                     else DEFAULT_SOFT_THRESHOLD_PCT)
+            self.initial["limit_usd"] = self.instance.limit_usd
 
     def api_data(self, data: dict) -> dict:
         return {"period": data.get("period"), "limit_usd": str(data["limit_usd"]),
