@@ -7,8 +7,8 @@ the test runs) render; the dashboard renders with data; the agent page shows its
 logs live (a line the container writes now appears, through the panel's follow), its chat panel
 answers (the fake model through the real runtime); its Stop
 button (confirmed) stops the real container and the status changes; an alert rule, a workspace
-API key (shown once), a budget in dollars and a deploy into a workspace are submitted through
-their forms; no page logs a console error. A screenshot of each page is kept under
+API key (shown once), a budget in dollars, a channel, an integration and a deploy into a
+workspace are submitted through their forms; no page logs a console error. A screenshot of each page is kept under
 var/ci/screenshots/ (CI keeps var/ci as artifacts).
 """
 
@@ -114,13 +114,15 @@ def world(transactional_db, hermes_runtime, docker_settings):
                           last_error="The runtime did not become ready within 120 s.")
     emit("agent.error", message="needs-a-look could not start", agent=broken)
     workspace = WorkspaceFactory(name="Ops", owner=admin)
+    stopped = AgentFactory(name="openclaw-stopped", owner=admin, runtime_family="openclaw", status="stopped",
+                           container_id="")
     make_rule(workspace=workspace, channels=[{"type": "email", "to": ["ops@example.com"]}], name="Errors to ops")
     engines_probe()  # what beat does every 30 s: the dashboard shows the stored result
-    return admin, agent, sidebar_links(admin), workspace
+    return admin, agent, sidebar_links(admin), workspace, stopped
 
 
 def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
-    admin, agent, links, workspace = world
+    admin, agent, links, workspace, openclaw_stopped = world
     shutil.rmtree(SCREENSHOTS, ignore_errors=True)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = ConsoleErrors(page)
@@ -244,6 +246,29 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     page.wait_for_url(f"{server}/admin/agents/budget/")
     assert "7.25" in page.locator("#result_list").inner_text()
 
+    # A stopped OpenClaw agent's channel (stored, pushed at its start) and an integration: their
+    # secrets never come back.
+    openclaw_id = str(openclaw_stopped.pk)
+    page.goto(f"{server}/admin/channels/runtimechannel/add/")
+    page.fill("#id_agent", openclaw_id)
+    page.fill("#id_type", "telegram")
+    page.fill("#id_config", '{"botToken": "123456:AAConsoleBrowserToken_0123456789"}')
+    page.locator('button[name="_save"]').first.click()
+    page.wait_for_url(f"{server}/admin/channels/runtimechannel/")
+    page.locator("#result_list a[href*='/change/']").first.click()
+    assert "[REDACTED]" in page.locator("#id_config").input_value()
+    assert "AAConsoleBrowserToken" not in page.content()
+    page.goto(f"{server}/admin/integrations/integration/add/")
+    page.fill("#id_agent", openclaw_id)
+    page.fill("#id_provider", "github")
+    page.fill("#id_config", '{"token": "ghp_consoleBrowserToken0123"}')
+    page.locator('button[name="_save"]').first.click()
+    page.wait_for_url(f"{server}/admin/integrations/integration/")
+    page.locator("#result_list a[href*='/change/']").first.click()
+    assert "[REDACTED]" in page.locator("#id_config").input_value()
+    assert "consoleBrowserToken" not in page.content()
+    _shot(page, "12-integration")
+
     # Deploy into a workspace: queued (no worker serves this test) and shared into Ops.
     page.goto(f"{server}/admin/agents/agent/add/")
     page.fill("#id_name", "deployed-from-console")
@@ -252,7 +277,7 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     page.click("#deploy-submit")
     page.wait_for_url("**/change/")
     assert "deployed-from-console is queued for deployment, shared into Ops." in page.content()
-    _shot(page, "12-deployed-into-a-workspace")
+    _shot(page, "13-deployed-into-a-workspace")
 
     page.close()
     assert errors.errors == []
