@@ -8,7 +8,9 @@ logs live (a line the container writes now appears, through the panel's follow),
 answers (the fake model through the real runtime); its Stop
 button (confirmed) stops the real container and the status changes; an alert rule, a workspace
 API key (shown once), a budget in dollars, a channel, an integration and a deploy into a
-workspace are submitted through their forms; no page logs a console error. A screenshot of each page is kept under
+workspace are submitted through their forms; no page logs a console error. And the first hour
+on a fresh database: sign in at /admin/login/, deploy a Hermes agent from the console (a real
+worker provisions it), see it running with its logs, stop it. A screenshot of each page is kept under
 var/ci/screenshots/ (CI keeps var/ci as artifacts).
 """
 
@@ -29,6 +31,7 @@ from agents.models import AgentSpendDay
 from agents.services.engine_probe import engines_probe
 from console.navigation import sidebar
 from fleet.events import emit
+from tests.agents.runtimes.support import runtime_image
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
 from tests.factories.agents import AgentFactory, make_budget, make_samples
 from tests.factories.alerts import make_rule
@@ -286,3 +289,49 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
 def _page_text(page, url: str) -> str:
     page.goto(url)
     return page.locator("body").inner_text()
+
+
+@pytest.fixture
+def first_hour(transactional_db, docker_settings, docker_engine, celery_worker_live):
+    """A fresh installation: one platform admin and nothing else; a real worker deploys onto the
+    test engine with the real Hermes image."""
+    docker_settings.AGENT_IMAGE_HERMES = runtime_image(docker_engine, "hermes")
+    docker_settings.DOCKER_READ_ONLY_ROOTFS = True  # the real images run on a read-only root
+    admin = AdminFactory(email="newcomer@example.com")
+    admin.password = make_password(DEFAULT_PASSWORD, hasher=PBKDF2PasswordHasher())
+    admin.save(update_fields=["password"])
+    return admin
+
+
+def test_the_first_hour_in_a_real_browser(first_hour, server, browser, docker_engine):
+    """Sign in where docs/console.md says, deploy from the console, see it running and its logs,
+    stop it: on a fresh database, as a newcomer would."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = ConsoleErrors(page)
+    page.set_default_timeout(20_000)
+
+    page.goto(f"{server}/admin/login/")
+    page.fill('input[name="username"]', first_hour.email)
+    page.fill('input[name="password"]', DEFAULT_PASSWORD)
+    page.click('button[type="submit"]')
+    page.wait_for_url(f"{server}/admin/")  # the dashboard, not a 404 for /accounts/profile/
+
+    page.goto(f"{server}/admin/agents/agent/add/")
+    page.fill("#id_name", "first-hermes")
+    page.select_option("#id_runtime_family", "hermes")
+    page.fill("#id_ram_mb", "512")
+    page.click("#deploy-submit")
+    page.wait_for_url("**/change/")
+    assert "first-hermes is queued for deployment." in page.content()
+    # The page shows the deploy's steps and reloads itself once the deploy has ended.
+    page.wait_for_selector("#agent-status.fleet-status-running", timeout=120_000)
+    page.wait_for_function("document.querySelectorAll('#agent-logs .fleet-log-line').length > 0")
+    _shot(page, "20-first-hour-running")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#agent-stop")
+    page.wait_for_selector("#agent-status.fleet-status-stopped")
+    assert "first-hermes was stopped." in page.content()
+    _shot(page, "21-first-hour-stopped")
+    page.close()
+    assert errors.errors == []
