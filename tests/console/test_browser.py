@@ -137,12 +137,7 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
     _shot(page, "00-home")
 
     # Sign in.
-    page.goto(f"{server}/admin/login/?next=/admin/")
-    _shot(page, "01-sign-in")
-    page.fill('input[name="username"]', admin.email)
-    page.fill('input[name="password"]', DEFAULT_PASSWORD)
-    page.click('button[type="submit"]')
-    page.wait_for_url(f"{server}/admin/")
+    sign_in(page, server, admin.email, shot="01-sign-in")
 
     # The dashboard, with data.
     assert page.locator("#panel-agents").inner_text().startswith("Agents")
@@ -251,25 +246,14 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
 
     # A stopped OpenClaw agent's channel (stored, pushed at its start) and an integration: their
     # secrets never come back.
-    openclaw_id = str(openclaw_stopped.pk)
-    page.goto(f"{server}/admin/channels/runtimechannel/add/")
-    page.fill("#id_agent", openclaw_id)
-    page.fill("#id_type", "telegram")
-    page.fill("#id_config", '{"botToken": "123456:AAConsoleBrowserToken_0123456789"}')
-    page.locator('button[name="_save"]').first.click()
-    page.wait_for_url(f"{server}/admin/channels/runtimechannel/")
-    page.locator("#result_list a[href*='/change/']").first.click()
-    assert "[REDACTED]" in page.locator("#id_config").input_value()
-    assert "AAConsoleBrowserToken" not in page.content()
-    page.goto(f"{server}/admin/integrations/integration/add/")
-    page.fill("#id_agent", openclaw_id)
-    page.fill("#id_provider", "github")
-    page.fill("#id_config", '{"token": "ghp_consoleBrowserToken0123"}')
-    page.locator('button[name="_save"]').first.click()
-    page.wait_for_url(f"{server}/admin/integrations/integration/")
-    page.locator("#result_list a[href*='/change/']").first.click()
-    assert "[REDACTED]" in page.locator("#id_config").input_value()
-    assert "consoleBrowserToken" not in page.content()
+    _save_a_secret(page, f"{server}/admin/channels/runtimechannel/",
+                   {"#id_agent": str(openclaw_stopped.pk), "#id_type": "telegram",
+                    "#id_config": '{"botToken": "123456:AAConsoleBrowserToken_0123456789"}'},
+                   secret="AAConsoleBrowserToken")
+    _save_a_secret(page, f"{server}/admin/integrations/integration/",
+                   {"#id_agent": str(openclaw_stopped.pk), "#id_provider": "github",
+                    "#id_config": '{"token": "ghp_consoleBrowserToken0123"}'},
+                   secret="consoleBrowserToken")
     _shot(page, "12-integration")
 
     # Deploy into a workspace: queued (no worker serves this test) and shared into Ops.
@@ -284,6 +268,30 @@ def test_the_console_in_a_real_browser(world, server, browser, docker_engine):
 
     page.close()
     assert errors.errors == []
+
+
+def sign_in(page, server: str, email: str, *, shot: str | None = None) -> None:
+    """Sign in at /admin/login/ as docs/console.md says; the console lands on the dashboard (not a
+    404 for /accounts/profile/)."""
+    page.goto(f"{server}/admin/login/")
+    if shot:
+        _shot(page, shot)
+    page.fill('input[name="username"]', email)
+    page.fill('input[name="password"]', DEFAULT_PASSWORD)
+    page.click('button[type="submit"]')
+    page.wait_for_url(f"{server}/admin/")
+
+
+def _save_a_secret(page, changelist: str, fields: dict[str, str], *, secret: str) -> None:
+    """Add a row through its form; its change page reads the secret back as [REDACTED] only."""
+    page.goto(f"{changelist}add/")
+    for selector, value in fields.items():
+        page.fill(selector, value)
+    page.locator('button[name="_save"]').first.click()
+    page.wait_for_url(changelist)
+    page.locator("#result_list a[href*='/change/']").first.click()
+    assert "[REDACTED]" in page.locator("#id_config").input_value()
+    assert secret not in page.content()
 
 
 def _page_text(page, url: str) -> str:
@@ -310,11 +318,7 @@ def test_the_first_hour_in_a_real_browser(first_hour, server, browser, docker_en
     errors = ConsoleErrors(page)
     page.set_default_timeout(20_000)
 
-    page.goto(f"{server}/admin/login/")
-    page.fill('input[name="username"]', first_hour.email)
-    page.fill('input[name="password"]', DEFAULT_PASSWORD)
-    page.click('button[type="submit"]')
-    page.wait_for_url(f"{server}/admin/")  # the dashboard, not a 404 for /accounts/profile/
+    sign_in(page, server, first_hour.email)  # at /admin/login/: lands on the dashboard
 
     page.goto(f"{server}/admin/agents/agent/add/")
     page.fill("#id_name", "first-hermes")

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
 
 from agents.models import TerminalSession
-from tests.console.test_browser import ConsoleErrors, _shot, browser, server  # noqa: F401 - fixtures
+from tests.console.test_browser import ConsoleErrors, _shot, browser, server, sign_in  # noqa: F401 - fixtures
 from tests.factories.accounts import DEFAULT_PASSWORD, AdminFactory
 from tests.infra.runtimes import RUNTIME_UID
 from tests.support import in_thread, wait_until
@@ -41,11 +41,7 @@ def test_an_operator_opens_a_terminal_types_id_u_and_closes_it(world, server, br
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = ConsoleErrors(page)
     page.set_default_timeout(20_000)
-    page.goto(f"{server}/admin/login/?next=/admin/")
-    page.fill('input[name="username"]', admin.email)
-    page.fill('input[name="password"]', DEFAULT_PASSWORD)
-    page.click('button[type="submit"]')
-    page.wait_for_url(f"{server}/admin/")
+    sign_in(page, server, admin.email)
 
     page.goto(f"{server}/admin/agents/agent/{agent.pk}/change/")
     page.click("#agent-terminal-open")
