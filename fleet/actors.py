@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
+from .api.principal import Principal
+
 _serving: ContextVar = ContextVar("fleet_actor_request", default=None)
 
 
@@ -17,8 +19,8 @@ def actor_label() -> str:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return ""
-    by_key = getattr(getattr(request, "auth", None), "is_api_key", False)
-    return f"{user.email} (API key)" if by_key else user.email
+    principal = getattr(request, "auth", None)  # DRF's, on API requests; the console's session has none
+    return principal.actor_label if isinstance(principal, Principal) else user.email
 
 
 class ActorMiddleware:

@@ -4,7 +4,7 @@ who caused it and the agent it is about by name (as the event recorded it)."""
 from django.contrib import admin
 
 from .admin_base import ReadOnlyModelAdmin
-from .events import AGENT_KEY
+from .events import recorded_agent
 from .models import Event
 
 
@@ -20,6 +20,4 @@ class EventAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="agent")
     def agent(self, event: Event) -> str:
-        recorded = event.data.get(AGENT_KEY) if isinstance(event.data, dict) else None
-        name = recorded.get("name") if isinstance(recorded, dict) else None
-        return name or (str(event.agent_id) if event.agent_id else "")
+        return recorded_agent(event).get("name") or (str(event.agent_id) if event.agent_id else "")

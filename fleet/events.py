@@ -108,9 +108,14 @@ def event_agent(event: Event) -> dict | None:
     current = apps.get_model("agents", "Agent").objects.filter(pk=event.agent_id).values("name", "status").first()
     if current is not None:
         return {"id": str(event.agent_id), **current}
-    recorded = event.data.get(AGENT_KEY) if isinstance(event.data, dict) else None
-    recorded = recorded if isinstance(recorded, dict) else {}
+    recorded = recorded_agent(event)
     return {"id": str(event.agent_id), "name": recorded.get("name"), "status": recorded.get("status")}
+
+
+def recorded_agent(event: Event) -> dict:
+    """The agent's summary as the event recorded it ({} for an event about no agent)."""
+    recorded = event.data.get(AGENT_KEY) if isinstance(event.data, dict) else None
+    return recorded if isinstance(recorded, dict) else {}
 
 
 def _run_in_savepoint(subscriber: Subscriber, event: Event) -> None:

@@ -52,6 +52,7 @@ from agents.backends.docker_engine import (
     engine_client,
     engine_errors,
     engine_info,
+    engine_refusal,
     image_user,
     state_volume_name,
 )
@@ -492,9 +493,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         try:
             client.images.pull(image)
         except docker_errors.APIError as exc:
-            error = BackendError(f"The Docker engine could not pull {image}: {exc.explanation or exc}")
-            error.transient = exc.status_code is None or exc.status_code >= 500
-            raise error from exc
+            raise engine_refusal(exc, what=f"could not pull {image}") from exc
 
     def _container_options(self, client: docker.DockerClient, spec: WorkloadSpec, port: int) -> dict:
         variable = PORT_VARIABLE.get(spec.runtime_family)

@@ -58,12 +58,13 @@ UNMENDABLE_REFUSALS = {
 }
 
 
-def engine_refusal(exc: docker_errors.APIError) -> BackendError:
-    """The backend error of an engine's refusal: transient when the engine failed (a 5xx, no
-    answer), unless its words say the refusal is for good (UNMENDABLE_REFUSALS: with the fix)."""
+def engine_refusal(exc: docker_errors.APIError, *, what: str = "refused the request") -> BackendError:
+    """The backend error of an engine's refusal ("The Docker engine <what>: <its words>"):
+    transient when the engine failed (a 5xx, no answer), unless its words say the refusal is for
+    good (UNMENDABLE_REFUSALS: with the fix)."""
     explanation = str(exc.explanation or exc)
     fix = next((fix for words, fix in UNMENDABLE_REFUSALS.items() if words in explanation.lower()), None)
-    error = BackendError(f"The Docker engine refused the request: {explanation}" + (f" {fix}" if fix else ""))
+    error = BackendError(f"The Docker engine {what}: {explanation}" + (f" {fix}" if fix else ""))
     error.transient = fix is None and (exc.status_code is None or exc.status_code >= 500)
     return error
 

@@ -18,8 +18,9 @@ from fleet.api.errors import error_body, status_of
 from fleet.api.principal import Principal
 from fleet.edge.sse import wants_event_stream
 from fleet.errors import FleetError, ValidationFailed
+from workspaces.access import workspace_roles
+from workspaces.models import Workspace
 from workspaces.roles import Role
-from workspaces.selectors import workspace_list
 
 from ..chat.serializers import ChatIn
 from ..chat.sse import chat_response
@@ -143,7 +144,8 @@ def agent_deploy_view(model_admin, request):
     principal = Principal(user=request.user)
     targets = [(target_id, target_label(target_id)) for target_id in deployable_targets(principal)]
     # The workspaces the operator may share an agent into: editor or above, as the route asks.
-    workspaces = [row.workspace for row in workspace_list(principal=principal) if row.role >= Role.EDITOR]
+    shareable = [pk for pk, role in workspace_roles(principal).items() if role >= Role.EDITOR]
+    workspaces = Workspace.objects.filter(pk__in=shareable).order_by("name")
     form = DeployForm(request.POST or None, keys=usable_keys(principal=principal, workspace_ids=[]), targets=targets,
                       workspaces=workspaces)
     if request.method == "POST" and form.is_valid():

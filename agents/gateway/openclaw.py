@@ -142,7 +142,7 @@ class OpenClawGateway(RuntimeGateway):
                     logger.info("Agent %s's gateway asked to retry (%s); again in %.2f s",
                                 self.endpoint.agent_id, type(exc).__name__, delay)
                     await asyncio.sleep(delay)
-            raise AssertionError("unreachable")
+            raise AssertionError("unreachable")  # the loop returns or raises
 
         self.device  # noqa: B018 - read here, in sync code, not in a thread of the private loop
         return run_sync(attempts())

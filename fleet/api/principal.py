@@ -35,6 +35,11 @@ class Principal:
         return self.kind == SESSION
 
     @property
+    def actor_label(self) -> str:
+        """Who acts, as events name them: the user's e-mail, marked for a workspace API key."""
+        return f"{self.user.email} (API key)" if self.is_api_key else self.user.email
+
+    @property
     def is_api_key(self) -> bool:
         return self.kind == API_KEY
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def rule(tenancy, settings, django_capture_on_commit_callbacks):
+def rule(tenancy, settings):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     return make_rule(workspace=tenancy.workspace, channels=[webhook("http://127.0.0.1:9/hook")])
 
