@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from django.db import transaction
 from django.utils import timezone
 
 from fleet.errors import FleetError
@@ -45,9 +46,10 @@ def agent_handshake(*, agent: Agent) -> Handshake | None:
         handshake = gateway_for(agent, allow_starting=True).handshake()
     except GatewayAuthRefused as exc:
         reason = f"The runtime refused the agent's gateway token: {exc.message}"
-        if status_swap(agent.pk, observed=agent.status, new=Status.ERROR, last_error=reason[:2000]):
-            agent.status = Status.ERROR
-            agent_event(agent, "agent.error", reason, reason=reason)
+        with transaction.atomic():  # the status and its event are seen together, or neither
+            if status_swap(agent.pk, observed=agent.status, new=Status.ERROR, last_error=reason[:2000]):
+                agent.status = Status.ERROR
+                agent_event(agent, "agent.error", reason, reason=reason)
         return None
     except FleetError as exc:
         logger.info("No handshake with agent %s yet: %s", agent.pk, exc.message)
