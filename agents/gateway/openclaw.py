@@ -127,7 +127,9 @@ class OpenClawGateway(RuntimeGateway):
                     async with connection_of() as connection:
                         return await work(connection)
                 except (GatewayError, GatewayUnreachable) as exc:
-                    restarting = through_restart and isinstance(exc, GatewayDropped)
+                    # A restart is a dropped connection, then a runtime that says "starting".
+                    restarting = through_restart and (isinstance(exc, GatewayDropped)
+                                                      or getattr(exc, "retryable", False))
                     if restarting:
                         if time.monotonic() >= deadline:
                             raise
