@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "channels",
     "integrations",
     "sandbox",
+    "model_gateway",
     "console",
 ]
 
@@ -398,6 +399,18 @@ LLM_PROVIDER_ENDPOINTS = env.json("LLM_PROVIDER_ENDPOINTS", default={})
 # name of its provider; both empty: such agents get no model from Fleet.
 DEFAULT_LLM_KEY = env.str("DEFAULT_LLM_KEY", default="")
 DEFAULT_LLM_MODEL = env.str("DEFAULT_LLM_MODEL", default="")
+# Where a new agent's runtime sends its model calls when its deploy does not say (`modelRouting`):
+# `direct` (to the provider, the key in the container) or `gateway` (Fleet's /llm/v1, the key in
+# Fleet, every token metered, hard caps refusing a call before it is made: model_gateway).
+DEFAULT_MODEL_ROUTING = env.str("DEFAULT_MODEL_ROUTING", default="direct")
+# The model gateway: the output reserved against budgets when a request names no max_tokens
+# (and then set on it, so the reservation bounds the spend), how long the provider may take to
+# answer and to finish, the largest request body, and how long an unsettled reservation counts.
+MODEL_GATEWAY_DEFAULT_MAX_TOKENS = env.int("MODEL_GATEWAY_DEFAULT_MAX_TOKENS", default=8192)
+MODEL_GATEWAY_CONNECT_TIMEOUT_SECONDS = env.float("MODEL_GATEWAY_CONNECT_TIMEOUT_SECONDS", default=10)
+MODEL_GATEWAY_TIMEOUT_SECONDS = env.float("MODEL_GATEWAY_TIMEOUT_SECONDS", default=600)
+MODEL_GATEWAY_MAX_BODY_BYTES = env.int("MODEL_GATEWAY_MAX_BODY_BYTES", default=20 * 1024 * 1024)
+MODEL_GATEWAY_RESERVATION_SECONDS = env.int("MODEL_GATEWAY_RESERVATION_SECONDS", default=900)
 OAUTH_STATE_TTL_SECONDS = env.int("OAUTH_STATE_TTL_SECONDS", default=600)
 OUTBOUND_TIMEOUT_SECONDS = env.float("OUTBOUND_TIMEOUT_SECONDS", default=10)
 GATEWAY_ALLOWED_PORTS = env.str("GATEWAY_ALLOWED_PORTS", default="18789,9119,19000-19999,30000-32767")

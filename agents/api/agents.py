@@ -24,6 +24,7 @@ from fleet.errors import Conflict, FieldErrors, FleetError
 from workspaces.roles import Scope
 
 from .. import list_cache
+from ..llm_model.choice import routing_parse
 from ..llm_model.serializers import ModelIn
 from ..llm_model.services import deploy_model_check
 from ..selectors import agent_list
@@ -124,6 +125,9 @@ class AgentDeployApi(ApiView):
         migration_draft_id = _optional(RawStringField, help_text="a draft of POST /agent-migrations (session only)")
         model = ModelIn(required=False, allow_null=True, help_text="the model the agent answers with (a saved "
                         "provider key and a model name); absent: DEFAULT_LLM_KEY and DEFAULT_LLM_MODEL, if set")
+        modelRouting = _optional(RawStringField, source="model_routing", help_text="where the runtime sends its "  # noqa: N815
+                                 "model calls: direct (to the provider) or gateway (through Fleet's /llm/v1, the "
+                                 "key kept out of the container); default DEFAULT_MODEL_ROUTING")
 
     @extend_schema(
         request=InputSerializer,
@@ -177,6 +181,8 @@ class AgentDeployApi(ApiView):
         checks = [lambda: deploy_plan_resolve(principal=self.principal, request=DeployRequest(**given))]
         if "model" in given:
             checks.append(lambda: deploy_model_check(given["model"], principal=self.principal))
+        if "model_routing" in given:
+            checks.append(lambda: routing_parse(given["model_routing"]))
         for check in checks:
             try:
                 errors.check(check)

@@ -22,7 +22,7 @@ from llm.selectors import default_key, key_get, keys_of_user
 from workspaces.models import Membership
 from workspaces.roles import Role, session_role
 
-from ..models import Agent, AgentModel
+from ..models import Agent, AgentModel, ModelRouting
 
 MAX_FALLBACKS = 5
 # A provider's model id: "gpt-4o", "claude-sonnet-4-20250514", "meta/llama-3.1-70b-instruct",
@@ -45,6 +45,19 @@ class ModelChoice:
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.fallbacks)
+
+
+def routing_parse(value, *, field: str = "modelRouting") -> str:
+    """A body's `modelRouting`: `direct` or `gateway` (400 naming `field` otherwise)."""
+    if value not in ModelRouting.values:
+        raise ValidationFailed({field: f"One of: {', '.join(ModelRouting.values)}."})
+    return value
+
+
+def default_routing() -> str:
+    """DEFAULT_MODEL_ROUTING (a value the system check agents.E001 vouched for), else direct."""
+    value = settings.DEFAULT_MODEL_ROUTING.strip().lower()
+    return value if value in ModelRouting.values else ModelRouting.DIRECT
 
 
 def choice_parse(value, *, principal: Principal, workspace_ids: Collection[UUID], field: str = "model") -> ModelChoice:

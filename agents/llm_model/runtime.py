@@ -9,6 +9,11 @@
   re-reads `.env` in a turn, so a rotated key would reach only the turn after next (measured).
   config.yaml is a secrets file for the files API and exports, as openclaw.json is.
 
+With `modelRouting: gateway` the provider each runtime is told of is Fleet's model gateway
+(agents.internal_url.model_gateway_url) and its key is the agent's own token: the provider key never
+enters the container. Fleet speaks the OpenAI and the Anthropic formats there; a Google key is
+reached through Google's OpenAI-compatible API.
+
 Applying the same model twice changes nothing. Only what Fleet owns is touched: the providers
 of llm's catalog in OpenClaw, the `model` and `fallback_providers` entries marked `fleet: true`
 in Hermes's config.yaml.
@@ -16,6 +21,7 @@ in Hermes's config.yaml.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 import yaml
@@ -29,7 +35,9 @@ from ..backends.engine import engine_call
 from ..families import family_of
 from ..files.dotenv import state_files_lock
 from ..gateway import gateway_for
-from ..models import Agent, SandboxProfile
+from ..gateway.tokens import usage_token_for
+from ..internal_url import model_gateway_url
+from ..models import Agent, ModelRouting, SandboxProfile
 from ..rates.book import RateBook
 from .choice import ModelChoice
 
@@ -70,28 +78,52 @@ def runtime_model_apply(agent: Agent, choice: ModelChoice | None) -> None:
         _apply_config_patch(agent, choice)
 
 
-def _key_value(choice: ModelChoice) -> str:
-    return choice.key.api_key or NO_KEY
+@dataclass(frozen=True)
+class ProviderEndpoint:
+    """What a runtime is told of its model provider: where to call, with which key, in which
+    wire format (openai, anthropic, google)."""
+
+    base_url: str
+    api_key: str
+    kind: str
+
+    @property
+    def openai_compatible_url(self) -> str:
+        """The OpenAI-compatible API under it (what Hermes speaks)."""
+        return self.base_url.rstrip("/") + OPENAI_COMPATIBLE_PATH[self.kind]
+
+
+def provider_endpoint(agent: Agent | None, choice: ModelChoice) -> ProviderEndpoint:
+    """The provider of `choice` as `agent`'s runtime must call it: the provider itself with the
+    key (direct routing; no agent: direct), or Fleet's model gateway with the agent's token."""
+    kind = providers.require(choice.key.provider)["kind"]
+    if agent is not None and agent.model_routing == ModelRouting.GATEWAY:
+        return ProviderEndpoint(model_gateway_url(), usage_token_for(agent),
+                                "anthropic" if kind == "anthropic" else "openai")
+    return ProviderEndpoint(base_url_of(choice.key), choice.key.api_key or NO_KEY, kind)
 
 
 # -- OpenClaw ------------------------------------------------------------------------------
 
 
-def openclaw_patch(choice: ModelChoice | None, present: set[str], *, day: date | None = None) -> dict:
-    """The config.patch of `choice`, removing the catalog's providers in `present` it no longer
-    names (None: every one, and the default model that pointed at them)."""
+def openclaw_patch(choice: ModelChoice | None, present: set[str], *, endpoint: ProviderEndpoint | None = None,
+                   day: date | None = None) -> dict:
+    """The config.patch of `choice` called at `endpoint` (default: the provider, directly),
+    removing the catalog's providers in `present` it no longer names (None: every one, and the
+    default model that pointed at them)."""
     managed = {name: None for name in present if name in providers.IDS}
     if choice is None:
         return {"models": {"providers": managed}, "agents": {"defaults": {"model": None}}} if managed else {}
-    provider_id, entry = choice.key.provider, providers.require(choice.key.provider)
+    provider_id = choice.key.provider
+    endpoint = endpoint or provider_endpoint(None, choice)
     book, day = RateBook.load(), day or timezone.now().date()
     models = [{"id": name, "name": name, "contextWindow": CONTEXT_WINDOW, "maxTokens": MAX_TOKENS,
                **_cost(book, name, provider_id, day)} for name in choice.names]
     managed.pop(provider_id, None)
     return {
         "models": {"providers": {**managed, provider_id: {
-            "baseUrl": base_url_of(choice.key), "apiKey": _key_value(choice),
-            "api": OPENCLAW_API[entry["kind"]], "models": models,
+            "baseUrl": endpoint.base_url, "apiKey": endpoint.api_key,
+            "api": OPENCLAW_API[endpoint.kind], "models": models,
         }}},
         "agents": {"defaults": {"model": {
             "primary": f"{provider_id}/{choice.name}",
@@ -116,7 +148,8 @@ def _apply_config_patch(agent: Agent, choice: ModelChoice | None) -> None:
     present = set(((config.get("models") or {}).get("providers") or {}).keys())
     if agent.sandbox_profile == SandboxProfile.NEMOCLAW and choice is None:
         return  # the sandbox policy's model stays (sandbox.inference)
-    patch = openclaw_patch(choice, present)
+    endpoint = provider_endpoint(agent, choice) if choice is not None else None
+    patch = openclaw_patch(choice, present, endpoint=endpoint)
     if patch:
         # The models list and the fallbacks shrink with the choice: replaced, never merged.
         replace = ["agents.defaults.model.fallbacks"]
@@ -128,8 +161,9 @@ def _apply_config_patch(agent: Agent, choice: ModelChoice | None) -> None:
 # -- Hermes --------------------------------------------------------------------------------
 
 
-def hermes_config(text: str, choice: ModelChoice | None) -> str:
-    """config.yaml with Fleet's model entries set to `choice` (None: removed), the rest kept."""
+def hermes_config(text: str, choice: ModelChoice | None, *, endpoint: ProviderEndpoint | None = None) -> str:
+    """config.yaml with Fleet's model entries set to `choice` called at `endpoint` (default: the
+    provider, directly; None: removed), the rest kept."""
     config = yaml.safe_load(text) if text.strip() else {}
     if not isinstance(config, dict):
         raise ModelUnsupported("The agent's config.yaml does not hold a mapping; Fleet leaves it alone.")
@@ -139,7 +173,8 @@ def hermes_config(text: str, choice: ModelChoice | None) -> str:
         if isinstance(config.get("model"), dict) and config["model"].get(FLEET_ENTRY):
             config.pop("model")
     else:
-        base_url, key = _openai_compatible_url(choice), _key_value(choice)
+        endpoint = endpoint or provider_endpoint(None, choice)
+        base_url, key = endpoint.openai_compatible_url, endpoint.api_key
         config["model"] = {"provider": "custom", "default": choice.name, "base_url": base_url, "api_key": key,
                            FLEET_ENTRY: True}
         fallbacks += [{"provider": "custom", "model": name, "base_url": base_url, "api_key": key, FLEET_ENTRY: True}
@@ -151,17 +186,13 @@ def hermes_config(text: str, choice: ModelChoice | None) -> str:
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True) if config else ""
 
 
-def _openai_compatible_url(choice: ModelChoice) -> str:
-    kind = providers.require(choice.key.provider)["kind"]
-    return base_url_of(choice.key).rstrip("/") + OPENAI_COMPATIBLE_PATH[kind]
-
-
 def _apply_config_file(agent: Agent, config_file: str, choice: ModelChoice | None) -> None:
     with state_files_lock(agent):
         raw = engine_call(agent, lambda backend: backend.read_state_file(agent, config_file)) or b""
         text = raw.decode("utf-8", errors="replace")
         try:
-            content = hermes_config(text, choice)
+            content = hermes_config(text, choice,
+                                    endpoint=provider_endpoint(agent, choice) if choice is not None else None)
         except yaml.YAMLError:
             raise ModelUnsupported("The agent's config.yaml is not valid YAML; Fleet leaves it alone.") from None
         if content != text:

@@ -23,7 +23,15 @@ from llm.selectors import is_default_key
 from ..events import RUNTIME_UP_EVENTS
 from ..models import SERVING, Agent, AgentModel, SandboxProfile
 from ..selectors import agent_workspace_ids
-from .choice import KeyNotUsable, ModelChoice, agent_choice, choice_parse, default_choice, has_own_model
+from .choice import (
+    KeyNotUsable,
+    ModelChoice,
+    agent_choice,
+    choice_parse,
+    default_choice,
+    has_own_model,
+    routing_parse,
+)
 from .runtime import ModelUnsupported, model_unsupported_reason, runtime_model_apply
 
 logger = logging.getLogger(__name__)
@@ -56,9 +64,13 @@ def agent_model_store(*, agent: Agent, choice: ModelChoice) -> AgentModel:
 
 
 @transaction.atomic
-def agent_model_set(*, agent: Agent, choice: ModelChoice) -> AgentModel:
-    """Store the agent's own model; applied after commit (to a serving agent at once)."""
+def agent_model_set(*, agent: Agent, choice: ModelChoice, routing: str | None = None) -> AgentModel:
+    """Store the agent's own model (and where its calls go, when given); applied after commit
+    (to a serving agent at once)."""
     row = agent_model_store(agent=agent, choice=choice)
+    if routing is not None and routing != agent.model_routing:
+        Agent.objects.filter(pk=agent.pk).update(model_routing=routing, updated_at=timezone.now())
+        agent.model_routing = routing
     model_apply_enqueue(agent.pk)
     return row
 
@@ -71,9 +83,14 @@ def agent_model_clear(*, agent: Agent) -> None:
 
 
 def model_set_from_body(*, principal: Principal, agent: Agent, value) -> AgentModel:
-    """PUT /agents/:id/model: the choice checked against the agent's workspaces, then stored."""
+    """PUT /agents/:id/model: the choice checked against the agent's workspaces, then stored;
+    `modelRouting` given changes where the runtime's calls go, absent keeps it."""
+    routing = None
+    if isinstance(value, dict) and "modelRouting" in value:
+        value = dict(value)
+        routing = routing_parse(value.pop("modelRouting"))
     choice = choice_parse(value, principal=principal, workspace_ids=agent_workspace_ids(agent), field="")
-    return agent_model_set(agent=agent, choice=choice)
+    return agent_model_set(agent=agent, choice=choice, routing=routing)
 
 
 def model_record(agent: Agent) -> dict:
@@ -81,12 +98,12 @@ def model_record(agent: Agent) -> dict:
     row = AgentModel.objects.filter(agent=agent).select_related("key").first()
     if row is not None:
         return {"keyId": row.key_id, "provider": row.key.provider, "name": row.name,
-                "fallbacks": list(row.fallbacks), "source": "agent", "appliedAt": row.applied_at,
-                "applyError": row.apply_error or None}
+                "fallbacks": list(row.fallbacks), "source": "agent", "modelRouting": agent.model_routing,
+                "appliedAt": row.applied_at, "applyError": row.apply_error or None}
     default = default_choice()
     return {"keyId": default.key.pk if default else None, "provider": default.key.provider if default else None,
             "name": default.name if default else None, "fallbacks": [], "source": "default" if default else "none",
-            "appliedAt": None, "applyError": None}
+            "modelRouting": agent.model_routing, "appliedAt": None, "applyError": None}
 
 
 def model_apply_enqueue(agent_id) -> None:

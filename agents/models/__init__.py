@@ -1,6 +1,16 @@
 """Agents' models. Sub-modules add their models here so `agents.models.X` keeps working."""
 
-from .agent import IN_FLIGHT, SERVING, Agent, DeployTarget, PausedReason, RuntimeFamily, SandboxProfile, Status
+from .agent import (
+    IN_FLIGHT,
+    SERVING,
+    Agent,
+    DeployTarget,
+    ModelRouting,
+    PausedReason,
+    RuntimeFamily,
+    SandboxProfile,
+    Status,
+)
 from .assignment import WorkspaceAgent
 from .budget import Budget, BudgetPeriod
 from .engine import EngineHealth, EngineState
@@ -25,6 +35,7 @@ __all__ = [
     "EngineState",
     "GatewayDevice",
     "ModelRate",
+    "ModelRouting",
     "PausedReason",
     "RateSource",
     "RuntimeFamily",

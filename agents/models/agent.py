@@ -19,6 +19,15 @@ class Status(models.TextChoices):
     STOPPED = "stopped"
 
 
+class ModelRouting(models.TextChoices):
+    """Where the runtime sends its model calls: to the provider with the key in the container
+    (`direct`), or to Fleet's model gateway with its own agent token (`gateway`: the key stays in
+    Fleet, every token is metered, hard caps refuse a call before it is made)."""
+
+    DIRECT = "direct"
+    GATEWAY = "gateway"
+
+
 # The statuses in which the runtime serves (its gateway answers): monitored, sampled, pulled,
 # paused by budgets, talked to. One name for one rule.
 SERVING = (Status.RUNNING, Status.WARNING)
@@ -71,6 +80,7 @@ class Agent(models.Model):
     gateway_token = EncryptedTextField(null=True, blank=True)
     # HMAC-SHA256 of the usage ingest token; the raw token only ever goes into the workload.
     usage_token_digest = models.CharField(max_length=64, blank=True, default="")
+    model_routing = models.CharField(max_length=10, choices=ModelRouting.choices, default=ModelRouting.DIRECT)
     is_external = models.BooleanField(default=False)
     paused_reason = models.CharField(max_length=30, choices=PausedReason.choices, null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
@@ -102,6 +112,8 @@ class Agent(models.Model):
         indexes = [
             models.Index(fields=("owner", "-created_at"), name="agents_owner_created_idx"),
             models.Index(fields=("status",), name="agents_status_idx"),
+            # The model gateway finds the agent by its token's digest alone.
+            models.Index(fields=("usage_token_digest",), name="agents_usage_token_idx"),
         ]
 
     def __str__(self) -> str:

@@ -18,6 +18,7 @@ class RateSource(models.TextChoices):
     OVERRIDE = "override"  # an operator's ModelRate
     CATALOG = "catalog"  # the built-in, effective-dated price table
     UNPRICED = "unpriced"  # no rate known: cost 0
+    GATEWAY = "gateway"  # counted by Fleet's model gateway from the provider's own figures, priced by the book
 
 
 class UsageEvent(models.Model):

@@ -19,6 +19,7 @@ from workspaces.roles import Role
 from ..events import agent_event
 from ..files.drafts import migration_draft_consume, migration_draft_get
 from ..gateway.tokens import gateway_token_generate
+from ..llm_model.choice import default_routing, routing_parse
 from ..llm_model.services import agent_model_store, deploy_model_check
 from ..models import Agent, Status, WorkspaceAgent
 from ..selectors import require_agent_scope
@@ -93,6 +94,8 @@ def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: De
     plan = errors.check(lambda: deploy_plan_resolve(principal=principal, request=request))
     model = errors.check(lambda: deploy_model_check(request.model, principal=principal)) \
         if request.model is not None else None
+    routing = errors.check(lambda: routing_parse(request.model_routing)) \
+        if request.model_routing is not None else default_routing()
     errors.raise_any()
     agent_quota_check(user=principal.user)
     agent = Agent.objects.create(
@@ -107,6 +110,7 @@ def agent_deploy(*, principal: Principal, request: DeployRequest, deploy_key: De
         ram_mb=plan.ram_mb,
         disk_gb=plan.disk_gb,
         gateway_token=gateway_token_generate(),
+        model_routing=routing,
     )
     if deploy_key is not None:
         deploy_key_record(deploy_key=deploy_key, agent=agent)

@@ -43,6 +43,7 @@ class DeployRequest:
     disk_gb: float | None = None
     migration_draft_id: str | None = None
     model: dict | None = None  # {keyId, name, fallbacks?}: checked by agents.llm_model.choice
+    model_routing: str | None = None  # the body's modelRouting: direct or gateway
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,8 @@ from django.conf import settings
 from ..backends.base import GATEWAY_PORT, LABEL_AGENT_ID, LABEL_MANAGED, WorkloadSpec
 from ..deploy_progress import deploy_step_set
 from ..families import family_of
+from ..internal_url import fleet_internal_url
 from ..models import Agent
-
-# The name a bridged container reaches its Docker host by (the container gets an extra_hosts
-# entry "host.docker.internal:host-gateway", agents.backends.docker.hardening_options).
-DOCKER_HOST_GATEWAY_NAME = "host.docker.internal"
 
 logger = logging.getLogger(__name__)
 
@@ -45,17 +42,6 @@ def contributed_env(agent: Agent) -> dict[str, str]:
         except Exception:
             logger.exception("Workload environment contributor %r failed for agent %s", name, agent.pk)
     return env
-
-
-def fleet_internal_url() -> str:
-    """Where workloads reach Fleet: FLEET_INTERNAL_URL, else a default that follows the network
-    mode of the engine's containers and the port Fleet serves on (FLEET_PORT): on the host
-    network the container shares the host's loopback (http://127.0.0.1:<port>); on a bridge it
-    reaches the host through the bridge gateway, by the name host.docker.internal."""
-    if settings.FLEET_INTERNAL_URL:
-        return settings.FLEET_INTERNAL_URL.rstrip("/")
-    host = "127.0.0.1" if settings.DOCKER_NETWORK_MODE == "host" else DOCKER_HOST_GATEWAY_NAME
-    return f"http://{host}:{settings.FLEET_PORT}"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ two pulls at once insert the same event once (the (agent, request_id) key), and 
 both pushed and counted by the runtime is counted once.
 
 `usage_pull` asks the agent's gateway and records the answer; the 5-minute sweep over every
-serving agent is agents.usage.sweep.
+serving agent is agents.usage.sweep. An agent whose model calls go through Fleet's model gateway
+(`modelRouting: gateway`) is metered there, call by call: its runtime's figures are never added.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from ..gateway import UsageRow, gateway_for
-from ..models import Agent, UsageDaily
+from ..models import Agent, ModelRouting, UsageDaily
 from ..models.money import MICROS_PER_USD
 from .services import usage_ingest
 from .validation import STRING_LIMITS, UsageInput
@@ -68,6 +69,8 @@ def usage_pull(*, agent: Agent, now: datetime | None = None) -> PullResult:
 def usage_pull_record(*, agent: Agent, figures: Iterable[UsageRow], now: datetime | None = None) -> PullResult:
     now = now or timezone.now()
     figures = _merged(figures)
+    if agent.model_routing == ModelRouting.GATEWAY:
+        return PullResult(pulled=0, unchanged=len(figures))  # the model gateway counted each call
     recorded = _recorded(agent, {figure.day for figure in figures})
     events = [event for figure in figures if (event := _event_beyond(figure, recorded, now)) is not None]
     accepted = usage_ingest(agent=agent, events=events, now=now).accepted if events else 0

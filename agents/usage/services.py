@@ -35,9 +35,10 @@ def _occurred_at(event: UsageInput, *, now: datetime, oldest: datetime) -> datet
     return occurred_at.astimezone(UTC)
 
 
-def _priced(events: list[UsageInput], *, now: datetime) -> list[PricedEvent]:
+def _priced(events: list[UsageInput], *, now: datetime, counted_by: str | None = None) -> list[PricedEvent]:
     """Price each event at the time it counts (_occurred_at); a request_id repeated inside the
-    batch keeps its first occurrence."""
+    batch keeps its first occurrence. `counted_by` (RateSource.GATEWAY) is the source recorded
+    instead of the price's: who counted the tokens says more than where the price came from."""
     book = RateBook.load()
     oldest = now - timedelta(days=settings.USAGE_MAX_AGE_DAYS)
     seen: set[str] = set()
@@ -55,15 +56,17 @@ def _priced(events: list[UsageInput], *, now: datetime) -> list[PricedEvent]:
             output_tokens=event.output_tokens,
             cost_usd=event.cost_usd,
         )
+        source = counted_by or charge.rate_source
         priced.append(PricedEvent(event.request_id, event.model, event.provider, event.input_tokens,
-                                  event.output_tokens, charge.cost_micros, charge.rate_source, occurred_at))
+                                  event.output_tokens, charge.cost_micros, source, occurred_at))
     return priced
 
 
-def usage_ingest(*, agent: Agent, events: list[UsageInput], now: datetime | None = None) -> IngestResult:
+def usage_ingest(*, agent: Agent, events: list[UsageInput], now: datetime | None = None,
+                 counted_by: str | None = None) -> IngestResult:
     """Store the events not seen before for this agent; idempotent on (agent, request_id)."""
     now = now or timezone.now()
-    priced = _priced(events, now=now)
+    priced = _priced(events, now=now, counted_by=counted_by)
     with transaction.atomic():
         inserted = usage_events_insert(agent_id=agent.pk, events=priced, received_at=now)
         usage_rollups_add(agent_id=agent.pk, events=inserted)

@@ -18,7 +18,7 @@ from django.utils import timezone
 from fleet.errors import FleetError
 
 from ..gateway import OpenClawGateway, RuntimeGateway, Usage, gateway_for
-from ..models import SERVING, Agent
+from ..models import SERVING, Agent, ModelRouting
 from .pull import pull_since, usage_pull_record
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,8 @@ def usage_pull_sweep(*, now: datetime | None = None) -> SweepReport:
     since = pull_since(now)
     report = SweepReport()
     ready: list[tuple[Agent, RuntimeGateway]] = []
-    for agent in Agent.objects.filter(status__in=SERVING).order_by("pk"):
+    # Agents metered by the model gateway have nothing to pull (usage_pull_record).
+    for agent in Agent.objects.filter(status__in=SERVING).exclude(model_routing=ModelRouting.GATEWAY).order_by("pk"):
         report.agents += 1
         try:
             ready.append((agent, _gateway(agent)))

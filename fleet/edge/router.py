@@ -6,15 +6,15 @@ agents' own origins and every WebSocket.
 In order: the lifespan protocol is answered here; a request whose Host belongs to a registered
 host app (an agent's UI origin) goes to that app, whatever its path; a WebSocket goes to the
 handler registered for its path, and is refused (HTTP 403 before accepting, which is all a
-browser can see) when none is; every other HTTP request goes to Django, where synchronous
-views stay synchronous.
+browser can see) when none is; an HTTP request under a registered prefix goes to that app; every
+other HTTP request goes to Django, where synchronous views stay synchronous.
 """
 
 from __future__ import annotations
 
 import logging
 
-from .routes import host_app, shutdown, websocket_route
+from .routes import host_app, http_prefix_app, shutdown, websocket_route
 
 logger = logging.getLogger("fleet.edge")
 
@@ -43,7 +43,7 @@ class EdgeRouter:
         if kind == "websocket":
             await self._websocket(scope, receive, send)
             return
-        await self.http_app(scope, receive, send)
+        await (http_prefix_app(scope.get("path", "")) or self.http_app)(scope, receive, send)
 
     async def _websocket(self, scope, receive, send) -> None:
         found = websocket_route(scope.get("path", ""))

@@ -1,9 +1,10 @@
-"""What the async edge routes before Django: WebSocket paths and whole hosts.
+"""What the async edge routes before Django: WebSocket paths, HTTP path prefixes and whole hosts.
 
 The kernel imports no app, so apps register their ASGI handlers from `AppConfig.ready()`, the
 way Django's URLconf names app modules by string:
 
     register_websocket(r"^/api/agents/(?P<agent_id>[^/]+)/terminal$", terminal_socket)
+    register_http("/llm/v1", model_gateway_app)
     register_host(agent_proxy_host, agent_proxy_app)
     register_shutdown(close_pool)
 
@@ -38,7 +39,14 @@ class HostRoute:
     app: Asgi
 
 
+@dataclass(frozen=True)
+class HttpRoute:
+    prefix: str
+    app: Asgi
+
+
 _websockets: list[WebSocketRoute] = []
+_http: list[HttpRoute] = []
 _hosts: list[HostRoute] = []
 _shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
 
@@ -49,6 +57,13 @@ def register_websocket(pattern: str, handler: Asgi) -> None:
     compiled = re.compile(pattern)
     _websockets[:] = [route for route in _websockets if route.pattern.pattern != pattern]
     _websockets.append(WebSocketRoute(compiled, handler))
+
+
+def register_http(prefix: str, app: Asgi) -> None:
+    """Serve HTTP requests whose path is `prefix` or lies under `prefix/` with `app`."""
+    prefix = prefix.rstrip("/")
+    _http[:] = [route for route in _http if route.prefix != prefix]
+    _http.append(HttpRoute(prefix, app))
 
 
 def register_host(matches: Callable[[str], bool], app: Asgi) -> None:
@@ -77,6 +92,13 @@ def websocket_route(path: str) -> tuple[Asgi, dict[str, str]] | None:
         found = route.pattern.match(path)
         if found:
             return route.handler, found.groupdict()
+    return None
+
+
+def http_prefix_app(path: str) -> Asgi | None:
+    for route in _http:
+        if path == route.prefix or path.startswith(route.prefix + "/"):
+            return route.app
     return None
 
 

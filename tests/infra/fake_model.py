@@ -12,7 +12,8 @@ server-sent events whose last chunk carries the usage. `offer_tool_call(command)
 request that offers an `exec`-like tool get ONE call of it; the turn after the tool result is a
 plain answer again. A fake that returned the same tool call forever would make a runtime loop
 (OpenClaw writes thousands of messages a minute). `hold()` keeps answers waiting until
-`release()` (or the server stops), to catch a runtime in the middle of a run.
+`release()` (or the server stops), to catch a runtime in the middle of a run; `pause_streams()`
+makes a streamed answer stop after its first chunk until `finish_streams()`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class FakeModel:
         self._tool_calls_made = 0
         self._released = threading.Event()
         self._released.set()
+        self._streams_go_on = threading.Event()
+        self._streams_go_on.set()
 
     # --- lifecycle ---------------------------------------------------------------------
     def start(self) -> FakeModel:
@@ -55,6 +58,7 @@ class FakeModel:
 
     def stop(self) -> None:
         self._released.set()
+        self._streams_go_on.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -76,6 +80,13 @@ class FakeModel:
 
     def release(self) -> None:
         self._released.set()
+
+    def pause_streams(self) -> None:
+        """Streamed answers send their first chunk, then wait until finish_streams()."""
+        self._streams_go_on.clear()
+
+    def finish_streams(self) -> None:
+        self._streams_go_on.set()
 
     # --- inspection --------------------------------------------------------------------
     @property
@@ -181,7 +192,9 @@ def _handler_class(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
-            for chunk in _chunks(model.model_id, message):
+            for index, chunk in enumerate(_chunks(model.model_id, message)):
+                if index == 1:
+                    model._streams_go_on.wait(HOLD_LIMIT_SECONDS)
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

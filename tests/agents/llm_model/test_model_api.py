@@ -37,7 +37,7 @@ def test_an_agent_without_a_model_says_so(tenancy):
 
     assert response.status_code == 200
     assert response.json() == {"keyId": None, "provider": None, "name": None, "fallbacks": [], "source": "none",
-                               "appliedAt": None, "applyError": None}
+                               "modelRouting": "direct", "appliedAt": None, "applyError": None}
 
 
 def test_the_owner_chooses_a_model_of_their_own_key_and_never_sees_the_key(tenancy):
@@ -49,7 +49,8 @@ def test_the_owner_chooses_a_model_of_their_own_key_and_never_sees_the_key(tenan
 
     assert response.status_code == 200, response.content
     assert response.json() == {"keyId": str(key.pk), "provider": "openai", "name": "gpt-4o-mini",
-                               "fallbacks": ["gpt-4.1-nano"], "source": "agent", "appliedAt": None, "applyError": None}
+                               "fallbacks": ["gpt-4.1-nano"], "source": "agent", "modelRouting": "direct",
+                               "appliedAt": None, "applyError": None}
     assert SECRET not in response.content.decode()
     assert tenancy.client("viewer").get(url(agent)).json() == response.json()
     row = AgentModel.objects.get(agent=agent)

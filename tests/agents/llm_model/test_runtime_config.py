@@ -3,15 +3,17 @@ Hermes's config.yaml, with only Fleet's entries touched and the key itself out o
 
 from __future__ import annotations
 
+import uuid
 from datetime import date
 from decimal import Decimal
 
 import pytest
 import yaml
 
+from agents.gateway.tokens import usage_token_for
 from agents.llm_model.choice import ModelChoice
-from agents.llm_model.runtime import ModelUnsupported, hermes_config, openclaw_patch
-from agents.models import ModelRate
+from agents.llm_model.runtime import ModelUnsupported, hermes_config, openclaw_patch, provider_endpoint
+from agents.models import Agent, ModelRate, ModelRouting
 from llm.models import ProviderKey
 
 pytestmark = pytest.mark.django_db
@@ -98,3 +100,34 @@ def test_hermes_reaches_google_through_its_openai_compatible_api():
 def test_a_config_that_is_not_a_mapping_is_left_alone():
     with pytest.raises(ModelUnsupported):
         hermes_config("- a list\n", choice())
+
+
+@pytest.mark.parametrize(("provider", "api"), [("openai-compatible", "openai-completions"),
+                                               ("anthropic", "anthropic-messages"),
+                                               ("google", "openai-completions")])
+def test_through_the_gateway_openclaw_calls_fleet_with_the_agents_token_and_never_holds_the_key(
+        settings, provider, api):
+    settings.FLEET_INTERNAL_URL = "http://fleet.internal:8000"
+    agent = Agent(pk=uuid.uuid4(), gateway_token="t" * 43, model_routing=ModelRouting.GATEWAY)
+    picked = choice(provider, api_key="sk-secret-provider-key")
+
+    patch = openclaw_patch(picked, present=set(), endpoint=provider_endpoint(agent, picked))
+
+    entry = patch["models"]["providers"][provider]
+    assert (entry["baseUrl"], entry["apiKey"], entry["api"]) == ("http://fleet.internal:8000/llm/v1",
+                                                                 usage_token_for(agent), api)
+    assert "sk-secret-provider-key" not in str(patch)
+
+
+def test_through_the_gateway_hermes_calls_fleet_with_the_agents_token(settings):
+    settings.FLEET_INTERNAL_URL = "http://fleet.internal:8000/"
+    agent = Agent(pk=uuid.uuid4(), gateway_token="t" * 43, model_routing=ModelRouting.GATEWAY)
+    picked = choice("anthropic", api_key="sk-secret-provider-key", fallbacks=["m-2"])
+
+    text = hermes_config("", picked, endpoint=provider_endpoint(agent, picked))
+
+    config = yaml.safe_load(text)
+    assert (config["model"]["base_url"], config["model"]["api_key"]) == ("http://fleet.internal:8000/llm/v1",
+                                                                         usage_token_for(agent))
+    assert config["fallback_providers"][0]["base_url"] == "http://fleet.internal:8000/llm/v1"
+    assert "sk-secret-provider-key" not in text

@@ -1,0 +1,243 @@
+"""Admitting one call: who calls, may it, where it goes, and its worst case reserved against
+every budget of the agent. Runs in Django's thread (fleet.edge.django_thread), before a byte
+goes to the provider.
+
+In order: the agent by its token (401), its routing and status (403), its model (409), the body
+(400), the model allowlist (403), the format its key's provider speaks (400), calls and tokens
+per minute (429), then the budgets (402). The reservation is the call's worst case: every byte
+of the body as an input token (a token is at least a byte of text) and the output bound
+(`max_tokens` or its equivalent, set to MODEL_GATEWAY_DEFAULT_MAX_TOKENS when the body names
+none, so the provider cannot go past it) at the model's rate. The budgets' rows are locked while
+the spend, the open reservations and this call are added up, so concurrent calls of one agent
+reserve one after the other and cannot together cross a cap.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from agents.budgets.selectors import budget_states
+from agents.events import agent_event
+from agents.gateway.tokens import usage_token_digest
+from agents.llm_model.choice import agent_choice
+from agents.llm_model.runtime import OPENAI_COMPATIBLE_PATH
+from agents.models import IN_FLIGHT, SERVING, Agent, Budget, ModelRouting
+from agents.models.money import micros_to_usd
+from agents.rates.book import RateBook
+from fleet.api.throttling import CACHE_AWAY
+from fleet.errors import InvalidCredentials, InvalidRequest
+from llm import providers
+from llm.selectors import base_url_of
+
+from . import limits
+from .errors import (
+    AgentNotServing,
+    BudgetWouldExceed,
+    GatewayNotEnabled,
+    ModelNotAllowed,
+    NoModel,
+    UnsupportedFormat,
+)
+from .models import GatewayLimits, Reservation
+from .traffic import traffic_count
+from .wire import Route
+
+logger = logging.getLogger(__name__)
+
+MAX_MODEL_NAME = 200
+# Request headers a provider reads that the gateway passes on (the rest, credentials included, stay).
+PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """A call Fleet will send: where, with what, and what it reserved. Holds the provider key:
+    it lives in this process's memory only, for the one call."""
+
+    request_id: uuid.UUID
+    agent_id: uuid.UUID
+    provider: str
+    model: str
+    url: str
+    headers: dict
+    body: bytes
+    streamed: bool
+    reserved_micros: int
+    listed_models: tuple[str, ...] | None = None  # a listing answered by Fleet: the agent's allowlist
+
+
+def agent_of_token(token: str) -> Agent:
+    """The agent whose own token this is (its digest is indexed), or 401."""
+    agent = Agent.objects.filter(usage_token_digest=usage_token_digest(token)).first() if token else None
+    if agent is None:
+        raise InvalidCredentials("The agent token is invalid.")
+    return agent
+
+
+def _routed_agent(token: str) -> Agent:
+    agent = agent_of_token(token)
+    if agent.model_routing != ModelRouting.GATEWAY:
+        raise GatewayNotEnabled()
+    if agent.status not in (*SERVING, *IN_FLIGHT):
+        raise AgentNotServing(f"The agent is {agent.status}.")
+    return agent
+
+
+def _body(raw: bytes) -> dict:
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise InvalidRequest("The body must be a JSON object.") from None
+    if not isinstance(body, dict):
+        raise InvalidRequest("The body must be a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip() or len(model) > MAX_MODEL_NAME:
+        raise InvalidRequest("`model` must name a model (at most 200 characters).")
+    return body
+
+
+def _output_bound(route: Route, body: dict) -> int:
+    """The body's output bound, set to the default when it names none."""
+    for name in route.output_limit:
+        value = body.get(name)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidRequest(f"`{name}` must be a positive whole number.")
+            return value
+    body[route.output_limit[0]] = settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
+    return settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
+
+
+def upstream_url(route: Route, key) -> str:
+    """The provider's URL for `route` with `key` (OpenAI formats at its OpenAI-compatible API)."""
+    kind = providers.require(key.provider)["kind"]
+    if kind not in route.kinds:
+        raise UnsupportedFormat(f"The agent's provider ({key.provider}) does not serve {route.path}.")
+    base = base_url_of(key).rstrip("/")
+    if not base:
+        raise NoModel("The agent's provider key has no base URL.")
+    if route.wire == "openai":
+        base += OPENAI_COMPATIBLE_PATH[kind]
+    return base + route.upstream
+
+
+def _headers(key, sent: dict) -> dict:
+    entry = providers.require(key.provider)
+    headers = {name: sent[name] for name in PASSED_HEADERS if name in sent}
+    # The provider's own headers for the key win over what the caller sent (anthropic-version).
+    headers.update(providers.auth_headers(entry, key.api_key))
+    headers.update({"content-type": "application/json", "accept-encoding": "identity"})
+    return headers
+
+
+def admit(*, route: Route, token: str, raw_body: bytes, sent_headers: dict) -> Admission:
+    """Check and reserve one call (module docstring); refusals are Fleet errors, counted in the
+    agent's traffic once the agent is known."""
+    agent = _routed_agent(token)
+    try:
+        return _admit(agent, route, raw_body, sent_headers)
+    except Exception as exc:
+        traffic_count(agent_id=agent.pk, outcome=getattr(exc, "code", "error"))
+        raise
+
+
+def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> Admission:
+    choice = agent_choice(agent)
+    if choice is None:
+        raise NoModel()
+    rules = GatewayLimits.objects.filter(agent=agent).first()
+    url = upstream_url(route, choice.key)
+    if not route.carries_a_call:
+        listed = tuple(rules.allowed_models) if rules is not None and rules.allowed_models else None
+        return Admission(uuid.uuid4(), agent.pk, choice.key.provider, "", url, _headers(choice.key, sent_headers),
+                         b"", False, 0, listed_models=listed)
+    body = _body(raw_body)
+    model = body["model"]
+    if rules is not None and rules.allowed_models and model not in rules.allowed_models:
+        raise ModelNotAllowed(f"This agent may call only: {', '.join(rules.allowed_models)}.")
+    output_bound = _output_bound(route, body)
+    streamed = body.get("stream") is True
+    if streamed and route.path == "/chat/completions":
+        # The provider's own figures, in the stream's last chunk.
+        body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+    if rules is not None and rules.requests_per_minute is not None:
+        limits.calls_take(agent.pk, rules.requests_per_minute)
+    if rules is not None and rules.tokens_per_minute is not None:
+        limits.tokens_check(agent.pk, rules.tokens_per_minute)
+    request_id = uuid.uuid4()
+    reserved = _reserve(agent, request_id=request_id, model=model, provider=choice.key.provider,
+                        input_bound=len(raw_body), output_bound=output_bound)
+    return Admission(request_id, agent.pk, choice.key.provider, model, url, _headers(choice.key, sent_headers),
+                     orjson.dumps(body), streamed, reserved)
+
+
+def model_list(admission: Admission) -> dict:
+    """GET /llm/v1/models for an agent with an allowlist: those models, in OpenAI's shape."""
+    return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": admission.provider}
+                                       for name in admission.listed_models or ()]}
+
+
+def worst_case_micros(*, model: str, provider: str, input_bound: int, output_bound: int) -> int | None:
+    """The most the call can cost at today's rate (micro-dollars, rounded up); None when the
+    rate book has no price for the model (its calls are recorded at no cost)."""
+    price, _ = RateBook.load().price(model=model, provider=provider, day=timezone.now().date())
+    if price is None:
+        return None
+    cost = Decimal(input_bound) * price.input_usd_per_mtok + Decimal(output_bound) * price.output_usd_per_mtok
+    return math.ceil(cost)
+
+
+def _reserve(agent: Agent, *, request_id, model: str, provider: str, input_bound: int, output_bound: int) -> int:
+    worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
+    if not worst:
+        return 0
+    now = timezone.now()
+    with transaction.atomic():
+        if not list(Budget.objects.select_for_update().filter(agent_id=agent.pk).values_list("pk", flat=True)):
+            return 0  # no cap to keep
+        held = Reservation.objects.filter(agent_id=agent.pk, expires_at__gt=now) \
+            .aggregate(total=Sum("worst_micros"))["total"] or 0
+        states = budget_states(now=now, agent_ids=[agent.pk], with_agent=True)
+        over = next((s for s in states if s.spent_micros + held + worst > s.budget.limit_micros), None)
+        if over is None:
+            Reservation.objects.create(id=request_id, agent_id=agent.pk, worst_micros=worst,
+                                       expires_at=now + timedelta(seconds=settings.MODEL_GATEWAY_RESERVATION_SECONDS))
+            return worst
+    # Outside the transaction: the event is kept, though the call is refused.
+    _refusal_event(agent, over, worst)
+    left = max(0, over.budget.limit_micros - over.spent_micros - held)
+    raise BudgetWouldExceed(
+        f"This call could cost up to ${micros_to_usd(worst)}, and the agent's {over.budget.period} budget has "
+        f"${micros_to_usd(left)} left of ${micros_to_usd(over.budget.limit_micros)}; it was not sent.")
+
+
+def _refusal_event(agent: Agent, state, worst: int) -> None:
+    """agent.budget_exceeded, once per budget and period (claimed in the cache: with it away,
+    the refusal still holds and the event waits for the next refused call)."""
+    claim = f"model_gateway:cap_event:{state.budget.pk}:{state.window.start.isoformat()}"
+    try:
+        if not cache.add(claim, 1, timeout=int((state.window.resets_at - timezone.now()).total_seconds()) + 60):
+            return
+    except CACHE_AWAY as exc:
+        logger.warning("The budget refusal event of agent %s was not claimed: %s", agent.pk, exc)
+        return
+    budget = state.budget
+    agent_event(agent, "agent.budget_exceeded",
+                f"A model call of agent {agent.name} was refused at the gateway: it could cross its {budget.period} "
+                f"budget cap (${micros_to_usd(state.spent_micros)} of ${micros_to_usd(budget.limit_micros)} spent).",
+                budgets=[{"id": str(budget.pk), "period": budget.period,
+                          "limitUsd": micros_to_usd(budget.limit_micros),
+                          "spentUsd": micros_to_usd(state.spent_micros)}],
+                refusedCall={"worstUsd": micros_to_usd(worst)}, refusedAt="gateway")

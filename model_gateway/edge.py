@@ -1,0 +1,175 @@
+"""/llm/v1 on the async edge: a call admitted in Django's thread, sent to the provider from the
+event loop, its answer passed to the runtime as it arrives, then settled in Django's thread.
+
+No thread waits on a provider: a web process holds as many calls as it has sockets. The answer's
+status and headers are the provider's (its errors pass through as they are: Fleet never sends a
+call twice, so it is never billed twice). When the runtime leaves mid-answer the provider's answer
+is still read to its end, without sending it on, so the call is billed for what the provider
+reports; an answer that ends without figures (the provider broke off) records no usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import aiohttp
+import orjson
+from django.conf import settings
+
+from fleet.edge.django_thread import in_django_thread
+from fleet.edge.responses import error_answer
+from fleet.edge.router import header
+from fleet.errors import FleetError, NotFound, PayloadTooLarge
+
+from .admission import Admission, admit, model_list
+from .errors import RateLimited
+from .settlement import settle
+from .traffic import FORWARDED
+from .upstream import ProviderUnreachable, provider_request
+from .wire import OPENAI, ROUTES, UsageMeter, error_body
+
+logger = logging.getLogger(__name__)
+
+# The provider's headers passed to the runtime; hop-by-hop and length headers are the server's.
+PASSED_RESPONSE_HEADERS = frozenset({
+    b"content-type", b"retry-after", b"request-id", b"x-request-id", b"openai-processing-ms",
+    b"openai-version", b"anthropic-ratelimit-requests-remaining", b"anthropic-ratelimit-tokens-remaining",
+    b"x-ratelimit-limit-requests", b"x-ratelimit-limit-tokens", b"x-ratelimit-remaining-requests",
+    b"x-ratelimit-remaining-tokens", b"x-ratelimit-reset-requests", b"x-ratelimit-reset-tokens",
+})
+REQUEST_ID_HEADER = b"x-fleet-request-id"
+
+
+def _token(scope: dict) -> str:
+    """The agent's token as OpenAI clients send a key (Bearer) or Anthropic's (x-api-key)."""
+    authorization = header(scope, b"authorization")
+    if authorization[:7].lower() == "bearer ":
+        return authorization[7:].strip()
+    return header(scope, b"x-api-key").strip()
+
+
+async def _read_body(receive) -> bytes | None:
+    """The request body, or None when the client left; PayloadTooLarge past the limit."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > settings.MODEL_GATEWAY_MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"The body is larger than {settings.MODEL_GATEWAY_MAX_BODY_BYTES} bytes.")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _refuse(send, wire: str, error: FleetError) -> None:
+    status, body = error_answer(error)
+    data = error_body(wire, status, body["code"], body["error"])
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+               (b"cache-control", b"no-store")]
+    if isinstance(error, RateLimited):
+        headers.append((b"retry-after", str(error.retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def model_gateway_app(scope, receive, send) -> None:
+    if scope["type"] != "http":
+        await receive()
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    path = scope["path"].split("/llm/v1", 1)[-1].rstrip("/") or "/"
+    route = ROUTES.get((scope["method"], path))
+    wire = route.wire if route is not None else (OPENAI if "messages" not in path else "anthropic")
+    try:
+        raw = await _read_body(receive)
+        if raw is None:
+            return
+        if route is None:
+            raise _NoSuchRoute(f"No such route: {scope['method']} /llm/v1{path}.")
+        sent = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers") or ()}
+        admission = await in_django_thread(admit, route=route, token=_token(scope), raw_body=raw, sent_headers=sent)
+    except FleetError as error:
+        await _refuse(send, wire, error)
+        return
+    if admission.listed_models is not None:
+        await _send_json(send, 200, model_list(admission))
+        return
+    await _forward(admission, route.wire, receive, send)
+
+
+async def _send_json(send, status: int, body: dict) -> None:
+    data = orjson.dumps(body)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+class _NoSuchRoute(NotFound):
+    code = "not_found"
+
+
+async def _forward(admission: Admission, wire: str, receive, send) -> None:
+    meter, outcome = UsageMeter(streamed=admission.streamed), "provider_unreachable"
+    method = "POST" if admission.body else "GET"
+    try:
+        async with provider_request(method, admission.url, headers=admission.headers,
+                                    body=admission.body or None) as response:
+            outcome = FORWARDED if response.status < 400 else f"provider_{response.status}"
+            meter.streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+            await _relay(admission, response, meter, receive, send)
+    except ProviderUnreachable as error:
+        await _refuse(send, wire, error)
+    except (aiohttp.ClientError, TimeoutError) as exc:  # broken off mid-answer: the runtime sees the end
+        logger.warning("The provider broke off call %s: %s", admission.request_id, type(exc).__name__)
+        outcome = "provider_broke_off"
+    finally:
+        # Settled whatever happened above, even when this task is cancelled (the server stops).
+        await asyncio.shield(_settle(admission, meter, outcome))
+
+
+async def _relay(admission: Admission, response, meter: UsageMeter, receive, send) -> None:
+    headers = [(name.lower(), value) for name, value in response.raw_headers
+               if name.lower() in PASSED_RESPONSE_HEADERS]
+    headers.append((REQUEST_ID_HEADER, str(admission.request_id).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    left = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        async for chunk in response.content.iter_any():
+            meter.feed(chunk)
+            # Once the runtime has left, the rest is read for the provider's figures only.
+            if not left.done() and not await _sent(send, chunk, more=True):
+                left.cancel()
+        if not left.done():
+            await _sent(send, b"", more=False)
+    finally:
+        left.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await left
+
+
+async def _sent(send, chunk: bytes, *, more: bool) -> bool:
+    """Send a piece of the answer; False when the connection is gone (the server says so by raising)."""
+    try:
+        await send({"type": "http.response.body", "body": chunk, "more_body": more})
+    except OSError:
+        return False
+    return True
+
+
+async def _until_disconnect(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _settle(admission: Admission, meter: UsageMeter, outcome: str) -> None:
+    if not admission.body:  # a listing: no call to settle
+        return
+    try:
+        await in_django_thread(settle, admission=admission, usage=meter.usage, outcome=outcome)
+    except Exception:  # the database away: the reservation lapses by itself
+        logger.exception("Settling model call %s of agent %s failed", admission.request_id, admission.agent_id)

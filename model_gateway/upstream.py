@@ -1,0 +1,81 @@
+"""Calls to model providers from the event loop (aiohttp): one connection pool per loop, the
+provider's address checked when it is dialled.
+
+The key's base URL passed fleet.netsafety when it was saved; it is checked again here, resolved
+once, and that address is dialled (the name still goes in `Host` and TLS's server name), so DNS
+cannot swap in an address the check would refuse. Redirects are not followed; bodies pass as the
+provider sends them (asked for no compression, so the usage can be read on the way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
+
+import aiohttp
+from django.conf import settings
+
+from fleet import netsafety
+from fleet.errors import UpstreamFailure
+
+_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> ClientSession
+
+
+class ProviderUnreachable(UpstreamFailure):
+    code = "provider_unreachable"
+    default_message = "The model provider could not be reached."
+
+
+def _session() -> aiohttp.ClientSession:
+    loop = asyncio.get_running_loop()
+    session = _sessions.get(loop)
+    if session is None or session.closed:
+        session = aiohttp.ClientSession(trust_env=False, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                                        connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=None))
+        _sessions[loop] = session
+    return session
+
+
+async def close_pool() -> None:
+    """Close the current loop's pool (the edge's shutdown hook: model_gateway/apps.py)."""
+    session = _sessions.pop(asyncio.get_running_loop(), None)
+    if session is not None and not session.closed:
+        await session.close()
+
+
+def _dialled(url: str) -> tuple[str, str, str | None]:
+    """(the URL with the checked address in place of the name, the Host header, TLS's server
+    name). Blocking: DNS."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        address = str(netsafety.check_host(parts.hostname, port)[0])
+    except netsafety.UnsafeTarget as exc:
+        raise ProviderUnreachable(f"The model provider's address is refused: {exc}") from None
+    host = f"[{address}]" if ":" in address else address
+    name = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    host_header = name if parts.port is None else f"{name}:{parts.port}"
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    return f"{parts.scheme}://{host}:{port}{target}", host_header, parts.hostname if parts.scheme == "https" else None
+
+
+@asynccontextmanager
+async def provider_request(method: str, url: str, *, headers: dict, body: bytes | None):
+    """The provider's response, its body not yet read. ProviderUnreachable when it cannot be
+    reached or does not start answering within MODEL_GATEWAY_TIMEOUT_SECONDS."""
+    dialled, host_header, server_name = await asyncio.to_thread(_dialled, url)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.MODEL_GATEWAY_CONNECT_TIMEOUT_SECONDS,
+                                    sock_read=settings.MODEL_GATEWAY_TIMEOUT_SECONDS)
+    try:
+        response = await _session().request(method, dialled, headers={**headers, "Host": host_header}, data=body,
+                                            allow_redirects=False, timeout=timeout, server_hostname=server_name)
+    except (aiohttp.ClientError, OSError) as exc:
+        raise ProviderUnreachable(f"The model provider could not be reached ({type(exc).__name__}).") from None
+    except TimeoutError:
+        raise ProviderUnreachable("The model provider did not answer in time.") from None
+    try:
+        yield response
+    finally:
+        response.release()
