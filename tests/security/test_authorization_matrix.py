@@ -282,6 +282,8 @@ ACCESS: dict[str, dict[str, Policy]] = {
     "agent-budget": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},
     "agent-budget-detail": {"DELETE": agent(Role.EDITOR)},
     "agent-model": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR), "DELETE": agent(Role.EDITOR)},
+    "agent-model-gateway": {"GET": agent(Role.VIEWER), "PUT": agent(Role.EDITOR)},
+    "agent-model-gateway-traffic": {"GET": agent(Role.VIEWER)},
     "auth-provider-key": {"PUT": session_only, "DELETE": session_only},
     # Channels (the world's agent is an OpenClaw agent: legacy-only routes answer 409 past access).
     "agent-channels": {"GET": agent(Role.VIEWER), "POST": agent(Role.EDITOR)},
