@@ -30,9 +30,10 @@ def chat_turn(*, agent: Agent, message: str, session_id: str | None) -> AsyncIte
 
 
 async def _recorded(events: AsyncIterator[ChatEvent], *, agent: Agent) -> AsyncIterator[ChatEvent]:
-    """The events, the turn's usage recorded before `done` is passed on (budgets see it at once)."""
+    """The events, the turn's usage recorded before `done` is passed on (budgets see it at once;
+    an agent metered at the model gateway had each of the turn's calls recorded there)."""
     async for event in events:
-        if event.kind == "done" and event.usage is not None:
+        if event.kind == "done" and event.usage is not None and not agent.metered_at_gateway:
             await in_django_thread(chat_usage_record, agent=agent, usage=event.usage, run_id=event.run_id)
         yield event
 

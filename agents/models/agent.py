@@ -120,6 +120,12 @@ class Agent(models.Model):
         return self.name
 
     @property
+    def metered_at_gateway(self) -> bool:
+        """Its model calls are counted one by one by Fleet's model gateway: what its runtime
+        reports of them (pulled figures, a chat turn's usage) is never added again."""
+        return self.model_routing == ModelRouting.GATEWAY
+
+    @property
     def sandbox_type(self) -> str:
         """The spec's `sandbox_type` mirrors the resolved profile."""
         return self.sandbox_profile

@@ -24,7 +24,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from ..gateway import UsageRow, gateway_for
-from ..models import Agent, ModelRouting, UsageDaily
+from ..models import Agent, UsageDaily
 from ..models.money import MICROS_PER_USD
 from .services import usage_ingest
 from .validation import STRING_LIMITS, UsageInput
@@ -69,8 +69,8 @@ def usage_pull(*, agent: Agent, now: datetime | None = None) -> PullResult:
 def usage_pull_record(*, agent: Agent, figures: Iterable[UsageRow], now: datetime | None = None) -> PullResult:
     now = now or timezone.now()
     figures = _merged(figures)
-    if agent.model_routing == ModelRouting.GATEWAY:
-        return PullResult(pulled=0, unchanged=len(figures))  # the model gateway counted each call
+    if agent.metered_at_gateway:
+        return PullResult(pulled=0, unchanged=len(figures))
     recorded = _recorded(agent, {figure.day for figure in figures})
     events = [event for figure in figures if (event := _event_beyond(figure, recorded, now)) is not None]
     accepted = usage_ingest(agent=agent, events=events, now=now).accepted if events else 0

@@ -49,18 +49,18 @@ def _loopback_providers(settings):
 
 
 @pytest.fixture
-def fake_model():
+def fake_provider():
     model = FakeModel().start()
     yield model
     model.stop()
 
 
 @pytest.fixture
-def priced(db, fake_model):
-    ModelRate.objects.create(model=fake_model.model_id, input_usd_per_mtok=Decimal("1"),
+def priced(db, fake_provider):
+    ModelRate.objects.create(model=fake_provider.model_id, input_usd_per_mtok=Decimal("1"),
                              output_usd_per_mtok=Decimal("2"), effective_from=date(2020, 1, 1))
 
 
 @pytest.fixture
-def routed(tenancy, fake_model, priced) -> Routed:
-    return route_through_gateway(tenancy.agent(status="running"), base_url=fake_model.base_url)
+def routed(tenancy, fake_provider, priced) -> Routed:
+    return route_through_gateway(tenancy.agent(status="running"), base_url=fake_provider.base_url)

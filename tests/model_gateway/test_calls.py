@@ -33,13 +33,13 @@ def _gateway_events(agent) -> list[UsageEvent]:
     return list(UsageEvent.objects.filter(agent=agent, rate_source=RateSource.GATEWAY))
 
 
-def test_a_call_is_sent_with_the_saved_key_and_metered_from_the_providers_figures(routed, fake_model, settings):
+def test_a_call_is_sent_with_the_saved_key_and_metered_from_the_providers_figures(routed, fake_provider, settings):
     response = edge_request("POST", CHAT, headers=routed.auth, body=_body())
 
     assert response.status == 200, response.body
     assert response.json()["choices"][0]["message"]["content"] == ANSWER
-    assert fake_model.authorizations == [f"Bearer {PROVIDER_KEY}"]  # the key, never the agent's token
-    sent = fake_model.requests[0]
+    assert fake_provider.authorizations == [f"Bearer {PROVIDER_KEY}"]  # the key, never the agent's token
+    sent = fake_provider.requests[0]
     assert sent["max_tokens"] == settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS  # the reservation's bound, set
     assert response.headers["x-fleet-request-id"]
     [event] = _gateway_events(routed.agent)
@@ -50,29 +50,29 @@ def test_a_call_is_sent_with_the_saved_key_and_metered_from_the_providers_figure
     assert not Reservation.objects.exists()
 
 
-def test_a_stream_reaches_the_caller_before_the_provider_finishes_and_is_metered_once(routed, fake_model):
-    fake_model.pause_streams()
+def test_a_stream_reaches_the_caller_before_the_provider_finishes_and_is_metered_once(routed, fake_provider):
+    fake_provider.pause_streams()
     with edge_stream("POST", CHAT, headers=routed.auth, body=_body(stream=True)) as stream:
         first = stream.next_chunk(timeout=10)
         assert stream.status == 200
         assert b'"role": "assistant"' in first or b"assistant" in first
         assert not _gateway_events(routed.agent)  # the provider has not finished
-        fake_model.finish_streams()
+        fake_provider.finish_streams()
         rest = stream.read_until(b"[DONE]")
     assert ANSWER.encode() in first + rest
-    assert fake_model.requests[0]["stream_options"] == {"include_usage": True}
+    assert fake_provider.requests[0]["stream_options"] == {"include_usage": True}
     wait_until(lambda: _gateway_events(routed.agent), timeout=10)
     [event] = _gateway_events(routed.agent)
     assert (event.input_tokens, event.output_tokens) == (USAGE["prompt_tokens"], USAGE["completion_tokens"])
 
 
-def test_a_stream_the_caller_leaves_is_still_billed_for_what_the_provider_reports(routed, fake_model):
-    fake_model.pause_streams()
+def test_a_stream_the_caller_leaves_is_still_billed_for_what_the_provider_reports(routed, fake_provider):
+    fake_provider.pause_streams()
     with edge_stream("POST", CHAT, headers=routed.auth, body=_body(stream=True)) as stream:
         stream.next_chunk(timeout=10)
         stream.leave()
         time.sleep(0.2)
-        fake_model.finish_streams()
+        fake_provider.finish_streams()
         wait_until(lambda: _gateway_events(routed.agent), timeout=10)
     [event] = _gateway_events(routed.agent)
     assert event.cost_micros == COST_MICROS
@@ -83,24 +83,25 @@ def test_a_stream_the_caller_leaves_is_still_billed_for_what_the_provider_report
     ({"authorization": "Bearer fut_not-a-token"}, 401, "invalid_credentials"),
     ({"x-api-key": "fut_not-a-token"}, 401, "invalid_credentials"),
 ])
-def test_a_call_without_the_agents_token_is_refused_in_the_providers_format(routed, fake_model, headers, status, code):
+def test_a_call_without_the_agents_token_is_refused_in_the_providers_format(routed, fake_provider, headers, status,
+                                                                           code):
     response = edge_request("POST", CHAT, headers={"content-type": "application/json", **headers}, body=_body())
     assert response.status == status
     error = response.json()["error"]
     assert (error["code"], error["type"]) == (code, "authentication_error")
-    assert not fake_model.requests
+    assert not fake_provider.requests
 
 
-def test_the_token_in_x_api_key_is_accepted_as_anthropic_clients_send_it(routed, fake_model):
+def test_the_token_in_x_api_key_is_accepted_as_anthropic_clients_send_it(routed, fake_provider):
     response = edge_request("POST", CHAT, headers={"x-api-key": routed.token}, body=_body())
     assert response.status == 200, response.body
 
 
-def test_another_agents_token_cannot_spend_on_this_agents_key(routed, tenancy, fake_model):
+def test_another_agents_token_cannot_spend_on_this_agents_key(routed, tenancy, fake_provider):
     other = route_through_gateway(tenancy.agent(status="running"), base_url="http://127.0.0.1:9/v1")
     response = edge_request("POST", CHAT, headers=other.auth, body=_body())
     assert response.status == 502  # sent with its own key to its own provider, never this agent's
-    assert not fake_model.requests
+    assert not fake_provider.requests
     assert not _gateway_events(routed.agent)
 
 
@@ -108,11 +109,11 @@ def test_another_agents_token_cannot_spend_on_this_agents_key(routed, tenancy, f
     ({"model_routing": "direct"}, 403, "gateway_not_enabled"),
     ({"status": "stopped"}, 403, "agent_not_running"),
 ])
-def test_an_agent_not_routed_or_not_running_is_refused(routed, fake_model, change, status, code):
+def test_an_agent_not_routed_or_not_running_is_refused(routed, fake_provider, change, status, code):
     Agent.objects.filter(pk=routed.agent.pk).update(**change)
     response = edge_request("POST", CHAT, headers=routed.auth, body=_body())
     assert (response.status, response.json()["error"]["code"]) == (status, code)
-    assert not fake_model.requests
+    assert not fake_provider.requests
 
 
 @pytest.mark.parametrize(("body", "status", "code"), [
@@ -122,10 +123,10 @@ def test_an_agent_not_routed_or_not_running_is_refused(routed, fake_model, chang
     (_body(max_tokens=0), 400, "bad_request"),
     (_body(max_tokens="many"), 400, "bad_request"),
 ])
-def test_a_bad_body_is_refused_before_anything_is_sent(routed, fake_model, body, status, code):
+def test_a_bad_body_is_refused_before_anything_is_sent(routed, fake_provider, body, status, code):
     response = edge_request("POST", CHAT, headers=routed.auth, body=body)
     assert (response.status, response.json()["error"]["code"]) == (status, code)
-    assert not fake_model.requests
+    assert not fake_provider.requests
 
 
 def test_a_route_the_gateway_does_not_serve_is_a_404_and_a_body_too_large_a_413(routed, settings):
@@ -154,16 +155,16 @@ def test_an_unreachable_provider_is_a_502_in_the_providers_format(tenancy, price
     assert PROVIDER_KEY not in response.body.decode()
 
 
-def test_an_agent_without_a_model_is_told_so(routed, fake_model):
+def test_an_agent_without_a_model_is_told_so(routed, fake_provider):
     routed.agent.llm_model.delete()
     response = edge_request("POST", CHAT, headers=routed.auth, body=_body())
     assert (response.status, response.json()["error"]["code"]) == (409, "no_model")
 
 
-def test_models_are_listed_by_the_provider(routed, fake_model):
+def test_models_are_listed_by_the_provider(routed, fake_provider):
     response = edge_request("GET", "/llm/v1/models", headers=routed.auth)
     assert response.status == 200, response.body
-    assert [m["id"] for m in response.json()["data"]] == [fake_model.model_id]
+    assert [m["id"] for m in response.json()["data"]] == [fake_provider.model_id]
 
 
 def test_the_anthropic_format_is_metered_from_message_start_and_the_last_message_delta(tenancy, http_receiver, priced):

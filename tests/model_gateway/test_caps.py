@@ -39,13 +39,13 @@ def _spent(agent) -> int:
                .values_list("cost_micros", flat=True))
 
 
-def test_a_call_that_could_cross_a_hard_cap_is_refused_before_the_provider_sees_it(routed, fake_model):
+def test_a_call_that_could_cross_a_hard_cap_is_refused_before_the_provider_sees_it(routed, fake_provider):
     make_budget(routed.agent, limit_usd=0.001)  # 1,000 micro-dollars; the default bound's worst case is ~16,400
     refused = edge_request("POST", CHAT, headers=routed.auth, body=_body())
     assert refused.status == 402
     error = refused.json()["error"]
     assert (error["code"], error["type"]) == ("budget_exceeded", "insufficient_quota")
-    assert not fake_model.requests
+    assert not fake_provider.requests
     events = Event.objects.filter(kind="agent.budget_exceeded", agent_id=routed.agent.pk)
     assert events.count() == 1 and events.get().data["refusedAt"] == "gateway"
 
@@ -56,7 +56,7 @@ def test_a_call_that_could_cross_a_hard_cap_is_refused_before_the_provider_sees_
     assert _spent(routed.agent) == COST_MICROS
 
 
-def test_the_anthropic_format_gets_its_own_error_shape(routed, fake_model, tenancy, http_receiver):
+def test_the_anthropic_format_gets_its_own_error_shape(routed, fake_provider, tenancy, http_receiver):
     anthropic = route_through_gateway(tenancy.agent(status="running"), base_url=http_receiver.url,
                                       provider="anthropic")
     make_budget(anthropic.agent, limit_usd=0.001)
@@ -68,7 +68,7 @@ def test_the_anthropic_format_gets_its_own_error_shape(routed, fake_model, tenan
     assert not http_receiver.requests
 
 
-def test_ten_concurrent_calls_never_together_cross_the_cap(routed, fake_model):
+def test_ten_concurrent_calls_never_together_cross_the_cap(routed, fake_provider):
     """Each call reserves its body's bytes and 200 output tokens (~550 micro-dollars): three fit
     under 2,000 while the provider holds them, the other seven are refused, and the spend after
     is the three calls' real cost."""
@@ -76,7 +76,7 @@ def test_ten_concurrent_calls_never_together_cross_the_cap(routed, fake_model):
     body = _body(max_tokens=200)
     worst = len(body) + 200 * 2
     fits = 2000 // worst
-    fake_model.hold()
+    fake_provider.hold()
     barrier = threading.Barrier(10)
 
     def call(_):
@@ -95,34 +95,34 @@ def test_ten_concurrent_calls_never_together_cross_the_cap(routed, fake_model):
     assert len(admitted) == fits
     assert sorted(o for o in outcomes if isinstance(o, str)) == ["budget_exceeded"] * (10 - fits)
     assert Reservation.objects.filter(agent=routed.agent).count() == fits
-    fake_model.release()
+    fake_provider.release()
 
 
-def test_ten_concurrent_calls_through_the_edge_spend_at_most_the_cap(routed, fake_model):
+def test_ten_concurrent_calls_through_the_edge_spend_at_most_the_cap(routed, fake_provider):
     make_budget(routed.agent, limit_usd=0.002)
-    fake_model.hold()
+    fake_provider.hold()
     with ThreadPoolExecutor(max_workers=10) as pool:
         pending = [pool.submit(edge_request, "POST", CHAT, headers=routed.auth, body=_body(max_tokens=200))
                    for _ in range(10)]
-        wait_until(lambda: len(fake_model.requests) + sum(f.done() for f in pending) >= 10, timeout=20)
-        fake_model.release()
+        wait_until(lambda: len(fake_provider.requests) + sum(f.done() for f in pending) >= 10, timeout=20)
+        fake_provider.release()
         statuses = sorted(f.result().status for f in pending)
-    assert statuses.count(200) == len(fake_model.requests) >= 1
+    assert statuses.count(200) == len(fake_provider.requests) >= 1
     assert set(statuses) <= {200, 402}
     wait_until(lambda: not Reservation.objects.exists(), timeout=10)
     assert _spent(routed.agent) == statuses.count(200) * COST_MICROS <= 2000
 
 
-def test_calls_per_minute_are_limited_with_retry_after(routed, fake_model):
+def test_calls_per_minute_are_limited_with_retry_after(routed, fake_provider):
     GatewayLimits.objects.create(agent=routed.agent, requests_per_minute=2)
     assert [edge_request("POST", CHAT, headers=routed.auth, body=_body()).status for _ in range(2)] == [200, 200]
     refused = edge_request("POST", CHAT, headers=routed.auth, body=_body())
     assert (refused.status, refused.json()["error"]["code"]) == (429, "rate_limited")
     assert 1 <= int(refused.headers["retry-after"]) <= 60
-    assert len(fake_model.requests) == 2
+    assert len(fake_provider.requests) == 2
 
 
-def test_tokens_per_minute_stop_calls_once_the_minute_has_used_them(routed, fake_model):
+def test_tokens_per_minute_stop_calls_once_the_minute_has_used_them(routed, fake_provider):
     GatewayLimits.objects.create(agent=routed.agent, tokens_per_minute=USAGE["total_tokens"] + 1)
     assert edge_request("POST", CHAT, headers=routed.auth, body=_body()).status == 200
     assert edge_request("POST", CHAT, headers=routed.auth, body=_body()).status == 200  # 150 used: below 151
@@ -131,11 +131,11 @@ def test_tokens_per_minute_stop_calls_once_the_minute_has_used_them(routed, fake
     assert "retry-after" in refused.headers
 
 
-def test_only_allowed_models_are_called_and_listed(routed, fake_model):
+def test_only_allowed_models_are_called_and_listed(routed, fake_provider):
     GatewayLimits.objects.create(agent=routed.agent, allowed_models=["fleet-fake-1", "fleet-fake-2"])
     refused = edge_request("POST", CHAT, headers=routed.auth, body=_body(model="gpt-5"))
     assert (refused.status, refused.json()["error"]["code"]) == (403, "model_not_allowed")
     assert edge_request("POST", CHAT, headers=routed.auth, body=_body()).status == 200
     listed = edge_request("GET", "/llm/v1/models", headers=routed.auth).json()
     assert [m["id"] for m in listed["data"]] == ["fleet-fake-1", "fleet-fake-2"]
-    assert len(fake_model.requests) == 1
+    assert len(fake_provider.requests) == 1
