@@ -17,12 +17,15 @@ class ModelGatewayConfig(AppConfig):
     )
 
     def ready(self):
+        from agents.console.page import PageSection, register_page_section
         from agents.internal_url import MODEL_GATEWAY_PATH
         from fleet.edge.routes import register_http, register_shutdown
 
         from .edge import model_gateway_app
+        from .page import TEMPLATE, traffic_card
         from .upstream import close_pool
 
-        # The edge's registries are filled once the apps are loaded (fleet.edge.routes).
+        # Registries filled once the apps are loaded: the edge's routes, the agent page's cards.
         register_http(MODEL_GATEWAY_PATH, model_gateway_app)
         register_shutdown(close_pool)
+        register_page_section("model-gateway", PageSection(TEMPLATE, traffic_card))

@@ -9,7 +9,7 @@ from unfold.widgets import UnfoldAdminSelectWidget, UnfoldAdminTextInputWidget
 from fleet.admin_forms import add_field_errors
 from fleet.errors import ValidationFailed
 
-from ..models import DeployTarget, RuntimeFamily, SandboxProfile
+from ..models import DeployTarget, ModelRouting, RuntimeFamily, SandboxProfile
 
 TEXT = UnfoldAdminTextInputWidget
 NUMBER_HELP = "Empty: the server's default."
@@ -29,10 +29,15 @@ class ServiceForm(forms.Form):
 
 
 MODEL_FIELDS = {"keyId": "model_key", "name": "model_name", "fallbacks": "model_fallbacks"}
+ROUTING_HELP = ("Direct: the runtime calls the provider with the key. Through Fleet: it calls Fleet's model "
+                "gateway with its own token; the key stays in Fleet, every token is metered and a hard cap "
+                "refuses a call before it is made.")
+ROUTING_CHOICES = [(ModelRouting.DIRECT, "direct to the provider"), (ModelRouting.GATEWAY, "through Fleet")]
 
 
 class DeployForm(ServiceForm):
-    api_field_names = {f"model.{api}": form for api, form in MODEL_FIELDS.items()}
+    api_field_names = {**{f"model.{api}": form for api, form in MODEL_FIELDS.items()},
+                       "modelRouting": "model_routing"}
 
     name = forms.CharField(required=False, widget=TEXT, help_text="Empty: a generated name.")
     workspace = forms.ChoiceField(required=False, widget=UnfoldAdminSelectWidget,
@@ -56,6 +61,9 @@ class DeployForm(ServiceForm):
                                  help_text="The provider's model id, e.g. gpt-4o-mini.")
     model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
                                       help_text="Comma-separated, tried in order when the model fails.")
+    model_routing = forms.ChoiceField(choices=_choices(ROUTING_CHOICES, blank="default (DEFAULT_MODEL_ROUTING)"),
+                                      required=False, widget=UnfoldAdminSelectWidget, label="Model calls",
+                                      help_text=ROUTING_HELP)
 
     def __init__(self, *args, keys=(), targets=(), workspaces=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,6 +83,8 @@ class DeployForm(ServiceForm):
         model = model_value(self.cleaned_data)
         if model is not None:
             values["model"] = model
+        if self.cleaned_data.get("model_routing"):
+            values["model_routing"] = self.cleaned_data["model_routing"]
         return values
 
 
@@ -94,11 +104,13 @@ def model_value(data: dict) -> dict | None:
 class AgentModelForm(ServiceForm):
     """The agent's model: a saved key the operator may use for it, a model name, fallbacks."""
 
-    api_field_names = MODEL_FIELDS
+    api_field_names = {**MODEL_FIELDS, "modelRouting": "model_routing"}
     model_key = forms.ChoiceField(widget=UnfoldAdminSelectWidget, label="Provider key")
     model_name = forms.CharField(widget=TEXT, label="Model", help_text="The provider's model id, e.g. gpt-4o-mini.")
     model_fallbacks = forms.CharField(required=False, widget=TEXT, label="Fallback models",
                                       help_text="Comma-separated, tried in order when the model fails.")
+    model_routing = forms.ChoiceField(choices=ROUTING_CHOICES, required=False, widget=UnfoldAdminSelectWidget,
+                                      label="Model calls", help_text=ROUTING_HELP)
 
     def __init__(self, *args, keys=(), **kwargs):
         super().__init__(*args, **kwargs)

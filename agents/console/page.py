@@ -4,6 +4,8 @@ with current spend, deploy steps, whether a terminal may be opened."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fleet.models import Event
@@ -15,6 +17,41 @@ from ..models import IN_FLIGHT, SERVING, Agent, Status
 from ..services.lifecycle import REDEPLOYABLE
 
 TIMELINE_EVENTS = 25
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PageSection:
+    """A card an app above agents adds to the agent page: its template, given `context(agent)`
+    as `section`."""
+
+    template: str
+    context: Callable[[Agent], dict]
+
+
+_sections: dict[str, PageSection] = {}
+
+
+def register_page_section(name: str, section: PageSection) -> None:
+    """Add (or replace, by `name`) a card of the agent page (from an app's AppConfig.ready())."""
+    _sections[name] = section
+
+
+def unregister_page_section(name: str) -> None:
+    _sections.pop(name, None)
+
+
+def page_sections(agent: Agent) -> list[dict]:
+    """The registered cards with their context, in registration order; one that fails is
+    logged and left out, so a broken card never takes the page down."""
+    shown = []
+    for name, section in list(_sections.items()):
+        try:
+            shown.append({"template": section.template, "section": section.context(agent)})
+        except Exception:
+            logger.exception("The agent page card %r failed for agent %s", name, agent.pk)
+    return shown
 
 
 @dataclass(frozen=True)
@@ -70,4 +107,5 @@ def agent_page_context(agent: Agent) -> dict:
         "agent_model": model_record(agent),
         # The target may still refuse a shell (409 unsupported): the panel says so when asked.
         "agent_has_terminal": serves(agent) and bool(agent.container_id) and not agent.is_external,
+        "agent_sections": page_sections(agent),
     }

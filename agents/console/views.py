@@ -114,7 +114,7 @@ def agent_model_view(model_admin, request, object_id):
     current = model_record(agent)
     initial = {"model_key": str(current["keyId"]) if current["source"] == "agent" else "",
                "model_name": current["name"] if current["source"] == "agent" else "",
-               "model_fallbacks": ", ".join(current["fallbacks"])}
+               "model_fallbacks": ", ".join(current["fallbacks"]), "model_routing": current["modelRouting"]}
     form = AgentModelForm(request.POST or None, initial=initial, keys=keys)
     if request.method == "POST" and "use-default" in request.POST:
         agent_model_clear(agent=agent)
@@ -123,7 +123,10 @@ def agent_model_view(model_admin, request, object_id):
         return HttpResponseRedirect(_change_url(agent.pk))
     if request.method == "POST" and form.is_valid():
         try:
-            model_set_from_body(principal=principal, agent=agent, value=model_value(form.cleaned_data))
+            value = model_value(form.cleaned_data)
+            if form.cleaned_data.get("model_routing"):  # absent: unchanged, as the route does
+                value["modelRouting"] = form.cleaned_data["model_routing"]
+            model_set_from_body(principal=principal, agent=agent, value=value)
         except ValidationFailed as exc:
             form.add_service_errors(exc)
         except FleetError as exc:
