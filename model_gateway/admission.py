@@ -76,14 +76,24 @@ class Admission:
     streamed: bool
     reserved_micros: int
     listed_models: tuple[str, ...] | None = None  # a listing answered by Fleet: the agent's allowlist
+    counts_tokens: bool = False  # the agent has a tokens-per-minute limit: settling counts its tokens
 
 
 def agent_of_token(token: str) -> Agent:
     """The agent whose own token this is (its digest is indexed), or 401."""
-    agent = Agent.objects.filter(usage_token_digest=usage_token_digest(token)).first() if token else None
+    # One query: the agent with its model, its key and its gateway limits.
+    agent = Agent.objects.select_related("llm_model__key", "model_gateway_limits") \
+        .filter(usage_token_digest=usage_token_digest(token)).first() if token else None
     if agent is None:
         raise InvalidCredentials("The agent token is invalid.")
     return agent
+
+
+def _limits_of(agent: Agent) -> GatewayLimits | None:
+    try:
+        return agent.model_gateway_limits
+    except GatewayLimits.DoesNotExist:
+        return None
 
 
 def _routed_agent(token: str) -> Agent:
@@ -157,7 +167,7 @@ def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> A
     choice = agent_choice(agent)
     if choice is None:
         raise NoModel()
-    rules = GatewayLimits.objects.filter(agent=agent).first()
+    rules = _limits_of(agent)
     url = upstream_url(route, choice.key)
     if not route.carries_a_call:
         listed = tuple(rules.allowed_models) if rules is not None and rules.allowed_models else None
@@ -180,7 +190,8 @@ def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> A
     reserved = _reserve(agent, request_id=request_id, model=model, provider=choice.key.provider,
                         input_bound=len(raw_body), output_bound=output_bound)
     return Admission(request_id, agent.pk, choice.key.provider, model, url, _headers(choice.key, sent_headers),
-                     orjson.dumps(body), streamed, reserved)
+                     orjson.dumps(body), streamed, reserved,
+                     counts_tokens=rules is not None and rules.tokens_per_minute is not None)
 
 
 def model_list(admission: Admission) -> dict:

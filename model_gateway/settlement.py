@@ -13,7 +13,7 @@ from agents.usage.validation import UsageInput
 
 from . import limits
 from .admission import Admission
-from .models import GatewayLimits, Reservation
+from .models import Reservation
 from .traffic import traffic_count
 from .wire import Usage
 
@@ -32,6 +32,5 @@ def settle(*, admission: Admission, usage: Usage | None, outcome: str) -> None:
             usage_ingest(agent=Agent(pk=admission.agent_id), events=[event], now=now, counted_by=RateSource.GATEWAY)
         Reservation.objects.filter(pk=admission.request_id).delete()
         traffic_count(agent_id=admission.agent_id, outcome=outcome, at=now)
-    if usage is not None and GatewayLimits.objects.filter(agent_id=admission.agent_id,
-                                                          tokens_per_minute__isnull=False).exists():
+    if usage is not None and admission.counts_tokens:
         limits.tokens_add(admission.agent_id, usage.input_tokens + usage.output_tokens)

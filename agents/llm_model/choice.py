@@ -130,9 +130,11 @@ def default_choice() -> ModelChoice | None:
 
 
 def agent_choice(agent: Agent) -> ModelChoice | None:
-    """The agent's own model, else the platform default, else None."""
-    row = AgentModel.objects.filter(agent=agent).select_related("key").first()
-    if row is None:
+    """The agent's own model, else the platform default, else None (an agent read with
+    select_related("llm_model__key") costs no query more)."""
+    try:
+        row = agent.llm_model
+    except AgentModel.DoesNotExist:
         return default_choice()
     return ModelChoice(key=row.key, name=row.name, fallbacks=tuple(row.fallbacks))
 

@@ -19,6 +19,7 @@ makes a streamed answer stop after its first chunk until `finish_streams()`.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -148,6 +149,13 @@ def _exec_tool(tools: list[dict]) -> str | None:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+
+    def get_request(self):
+        # Headers and body are two writes: without TCP_NODELAY the body of a kept-alive
+        # connection's answer waits on the client's delayed ACK (40 ms), as no real provider's does.
+        connection, address = super().get_request()
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection, address
 
     def handle_error(self, request, client_address) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):  # a runtime that aborted a run
