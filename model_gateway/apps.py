@@ -23,9 +23,11 @@ class ModelGatewayConfig(AppConfig):
 
         from .edge import model_gateway_app
         from .page import TEMPLATE, traffic_card
+        from .settle import flush
         from .upstream import close_pool
 
         # Registries filled once the apps are loaded: the edge's routes, the agent page's cards.
         register_http(MODEL_GATEWAY_PATH, model_gateway_app)
+        register_shutdown(flush)  # what the loop still has to settle
         register_shutdown(close_pool)
         register_page_section("model-gateway", PageSection(TEMPLATE, traffic_card))

@@ -25,7 +25,8 @@ from fleet.errors import FleetError, NotFound, PayloadTooLarge
 
 from .admission import Admission, admit, model_list
 from .errors import RateLimited
-from .settlement import settle
+from .settle import settle_later
+from .settlement import Ended
 from .traffic import FORWARDED
 from .upstream import ProviderUnreachable, provider_request
 from .wire import OPENAI, ROUTES, UsageMeter, error_body
@@ -128,8 +129,9 @@ async def _forward(admission: Admission, wire: str, receive, send) -> None:
         logger.warning("The provider broke off call %s: %s", admission.request_id, type(exc).__name__)
         outcome = "provider_broke_off"
     finally:
-        # Settled whatever happened above, even when this task is cancelled (the server stops).
-        await asyncio.shield(_settle(admission, meter, outcome))
+        # Settled whatever happened above, even when this task is cancelled (the client left).
+        if admission.body:  # a listing is no call
+            settle_later(Ended(admission, meter.usage, outcome))
 
 
 async def _relay(admission: Admission, response, meter: UsageMeter, receive, send) -> None:
@@ -164,12 +166,3 @@ async def _sent(send, chunk: bytes, *, more: bool) -> bool:
 async def _until_disconnect(receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-async def _settle(admission: Admission, meter: UsageMeter, outcome: str) -> None:
-    if not admission.body:  # a listing: no call to settle
-        return
-    try:
-        await in_django_thread(settle, admission=admission, usage=meter.usage, outcome=outcome)
-    except Exception:  # the database away: the reservation lapses by itself
-        logger.exception("Settling model call %s of agent %s failed", admission.request_id, admission.agent_id)

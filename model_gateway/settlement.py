@@ -1,8 +1,14 @@
-"""Settling a call: the provider's own figures recorded once (the call's request id is the usage
-event's, so settling twice records it once), its reservation released, its tokens counted
-against the minute's limit, its outcome counted in the traffic. Runs in Django's thread."""
+"""Settling calls: the provider's own figures recorded once (the call's request id is the usage
+event's, so settling twice records it once), the reservations released, the tokens counted
+against the minute's limit, the outcomes counted in the traffic. Runs in Django's thread, for
+many calls at once (the edge gathers the calls that ended meanwhile: settle.py), in one
+transaction; should that fail, call by call, so one bad call cannot lose the others."""
 
 from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -17,20 +23,52 @@ from .models import Reservation
 from .traffic import traffic_count
 from .wire import Usage
 
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A call that ended: its admission, the provider's figures (None: none came), its outcome."""
+
+    admission: Admission
+    usage: Usage | None
+    outcome: str
+
 
 def usage_request_id(admission: Admission) -> str:
     return f"gw-{admission.request_id}"
 
 
-def settle(*, admission: Admission, usage: Usage | None, outcome: str) -> None:
+def settle(calls: list[Ended]) -> None:
+    try:
+        _settle(calls)
+    except Exception:
+        if len(calls) == 1:
+            raise
+        logger.exception("Settling %d model calls together failed; settling them one by one", len(calls))
+        for call in calls:
+            try:
+                _settle([call])
+            except Exception:  # the reservation lapses by itself
+                logger.exception("Settling model call %s failed", call.admission.request_id)
+
+
+def _settle(calls: list[Ended]) -> None:
     now = timezone.now()
+    events = defaultdict(list)
+    for call in calls:
+        if call.usage is not None:
+            a = call.admission
+            events[a.agent_id].append(UsageInput(
+                request_id=usage_request_id(a), model=a.model, provider=a.provider,
+                input_tokens=call.usage.input_tokens, output_tokens=call.usage.output_tokens, cost_usd=None,
+                occurred_at=now))
     with transaction.atomic():
-        if usage is not None:
-            event = UsageInput(request_id=usage_request_id(admission), model=admission.model,
-                               provider=admission.provider, input_tokens=usage.input_tokens,
-                               output_tokens=usage.output_tokens, cost_usd=None, occurred_at=now)
-            usage_ingest(agent=Agent(pk=admission.agent_id), events=[event], now=now, counted_by=RateSource.GATEWAY)
-        Reservation.objects.filter(pk=admission.request_id).delete()
-        traffic_count(agent_id=admission.agent_id, outcome=outcome, at=now)
-    if usage is not None and admission.counts_tokens:
-        limits.tokens_add(admission.agent_id, usage.input_tokens + usage.output_tokens)
+        for agent_id, agent_events in events.items():
+            usage_ingest(agent=Agent(pk=agent_id), events=agent_events, now=now, counted_by=RateSource.GATEWAY)
+        Reservation.objects.filter(pk__in=[call.admission.request_id for call in calls]).delete()
+        for (agent_id, outcome), count in Counter((c.admission.agent_id, c.outcome) for c in calls).items():
+            traffic_count(agent_id=agent_id, outcome=outcome, at=now, count=count)
+    for call in calls:
+        if call.usage is not None and call.admission.counts_tokens:
+            limits.tokens_add(call.admission.agent_id, call.usage.input_tokens + call.usage.output_tokens)

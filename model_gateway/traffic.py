@@ -20,17 +20,17 @@ FORWARDED = "forwarded"
 MAX_HOURS = 24 * 31
 
 
-def traffic_count(*, agent_id, outcome: str, at: datetime | None = None) -> None:
-    """One more call of `agent_id` that ended with `outcome` in the current hour."""
+def traffic_count(*, agent_id, outcome: str, at: datetime | None = None, count: int = 1) -> None:
+    """`count` more calls of `agent_id` that ended with `outcome` in the current hour."""
     hour = (at or timezone.now()).replace(minute=0, second=0, microsecond=0)
     table = connection.ops.quote_name(TrafficHour._meta.db_table)
     # One statement, whoever counts at the same time (INSERT ... ON CONFLICT: PostgreSQL and SQLite).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (agent_id, hour, outcome, count) VALUES (%s, %s, %s, 1) "
-            f"ON CONFLICT (agent_id, hour, outcome) DO UPDATE SET count = {table}.count + 1",
+            f"INSERT INTO {table} (agent_id, hour, outcome, count) VALUES (%s, %s, %s, %s) "
+            f"ON CONFLICT (agent_id, hour, outcome) DO UPDATE SET count = {table}.count + EXCLUDED.count",
             [TrafficHour._meta.get_field("agent").get_db_prep_value(agent_id, connection),
-             TrafficHour._meta.get_field("hour").get_db_prep_value(hour, connection), outcome],
+             TrafficHour._meta.get_field("hour").get_db_prep_value(hour, connection), outcome, count],
         )
 
 

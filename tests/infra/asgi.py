@@ -64,10 +64,11 @@ class _LoopThread:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     def __exit__(self, *exc_info):
-        # The Django thread's connection to the test database: closed, so nothing holds it
-        # when the test database is flushed or dropped.
+        # The apps' hooks on this loop first, as the server's lifespan runs them (a hook may still
+        # write: the model gateway settles what it holds); then the Django thread's connection to
+        # the test database is closed, so nothing holds it when the database is flushed or dropped.
+        self.run(shutdown())
         self.run(_close_django_connections())
-        self.run(shutdown())  # the apps' pools on this loop, as the server's lifespan closes them
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
         self.loop.close()

@@ -1,0 +1,58 @@
+"""The edge's side of settling: a call that ended is queued, and one task per event loop hands
+the queue to Django's thread in batches (settlement.settle). It waits SETTLE_AFTER_SECONDS
+first, so the admissions of calls that arrived meanwhile run before it (a caller's next call is
+not kept waiting by the last one's bookkeeping) and many ended calls share one transaction.
+Until a call is settled its reservation still counts against the budgets, so a cap holds
+throughout; the queue is flushed when the loop's work ends (the server stops)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+
+from fleet.edge.django_thread import in_django_thread
+
+from .settlement import Ended, settle
+
+logger = logging.getLogger(__name__)
+
+SETTLE_AFTER_SECONDS = 0.01
+
+
+class _Queue:
+    def __init__(self) -> None:
+        self.ended: list[Ended] = []
+        self.drainer: asyncio.Task | None = None
+
+    def add(self, call: Ended) -> None:
+        self.ended.append(call)
+        if self.drainer is None or self.drainer.done():
+            self.drainer = asyncio.get_running_loop().create_task(self.drain(SETTLE_AFTER_SECONDS))
+
+    async def drain(self, after: float) -> None:
+        await asyncio.sleep(after)
+        while self.ended:
+            batch, self.ended = self.ended, []
+            try:
+                await in_django_thread(settle, batch)
+            except Exception:  # the database away: the reservations lapse by themselves
+                logger.exception("Settling %d model calls failed", len(batch))
+
+
+_queues: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Queue
+
+
+def settle_later(call: Ended) -> None:
+    loop = asyncio.get_running_loop()
+    queue = _queues.get(loop)
+    if queue is None:
+        queue = _queues[loop] = _Queue()
+    queue.add(call)
+
+
+async def flush() -> None:
+    """Settle what this loop still holds (the edge's shutdown hook: model_gateway/apps.py)."""
+    queue = _queues.get(asyncio.get_running_loop())
+    if queue is not None:
+        await queue.drain(0)
