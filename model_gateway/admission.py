@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -200,10 +201,24 @@ def model_list(admission: Admission) -> dict:
                                        for name in admission.listed_models or ()]}
 
 
+_book: tuple[float, RateBook] | None = None
+
+
+def _rate_book() -> RateBook:
+    """The rate book, read at most every MODEL_GATEWAY_RATE_BOOK_SECONDS by this process: a
+    call's worst case is priced without a round trip (what it is charged is priced afresh when
+    it settles)."""
+    global _book
+    now = time.monotonic()
+    if _book is None or _book[0] <= now:
+        _book = (now + settings.MODEL_GATEWAY_RATE_BOOK_SECONDS, RateBook.load())
+    return _book[1]
+
+
 def worst_case_micros(*, model: str, provider: str, input_bound: int, output_bound: int) -> int | None:
     """The most the call can cost at today's rate (micro-dollars, rounded up); None when the
     rate book has no price for the model (its calls are recorded at no cost)."""
-    price, _ = RateBook.load().price(model=model, provider=provider, day=timezone.now().date())
+    price, _ = _rate_book().price(model=model, provider=provider, day=timezone.now().date())
     if price is None:
         return None
     cost = Decimal(input_bound) * price.input_usd_per_mtok + Decimal(output_bound) * price.output_usd_per_mtok
@@ -218,6 +233,8 @@ def _reserve(agent: Agent, *, request_id, model: str, provider: str, input_bound
     with transaction.atomic():
         if not list(Budget.objects.select_for_update().filter(agent_id=agent.pk).values_list("pk", flat=True)):
             return 0  # no cap to keep
+        # The open reservations before the spend: a call settled in between (its usage in, its
+        # reservation out, in one commit) is then counted twice, never missed.
         held = Reservation.objects.filter(agent_id=agent.pk, expires_at__gt=now) \
             .aggregate(total=Sum("worst_micros"))["total"] or 0
         states = budget_states(now=now, agent_ids=[agent.pk], with_agent=True)

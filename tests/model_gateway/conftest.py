@@ -43,6 +43,7 @@ def route_through_gateway(agent: Agent, *, base_url: str, provider: str = "opena
 
 @pytest.fixture(autouse=True)
 def _loopback_providers(settings):
+    settings.MODEL_GATEWAY_RATE_BOOK_SECONDS = 0  # each test's own prices, never an earlier test's
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.LLM_PROVIDER_ENDPOINTS = {}
     settings.DEFAULT_LLM_KEY = settings.DEFAULT_LLM_MODEL = ""
