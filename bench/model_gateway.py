@@ -15,7 +15,8 @@ event loop.
 Figures (sizes by environment, defaults in brackets):
 - added latency: BENCH_MODEL_GATEWAY_CALLS [300] small non-streamed completions one at a time,
   alternately through Fleet and straight to the fake model, on kept-alive connections: p50, p99
-  and the difference (goal: under 2 ms added at p50).
+  and the difference (goal: under 2 ms added at p50); for the agent with its budget, then for a
+  second agent without one (no lock, no reservation).
 - time to first token: BENCH_MODEL_GATEWAY_STREAMS_TIMED [100] streamed completions, the time
   to the first chunk with content, both ways.
 - throughput: small completions through Fleet with 32 in flight for BENCH_MODEL_GATEWAY_SECONDS
@@ -52,15 +53,15 @@ def percentile_ms(seconds: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
 
 
-def _routed_agent(fake_model) -> str:
+def _routed_agent(fake_model, *, name: str = "bench-gateway", budget: bool = True) -> str:
     """The agent's token, its rows made as the gateway's tests make them."""
     from accounts.models import User
     from agents.gateway.tokens import usage_token_digest, usage_token_for
     from agents.models import Agent, AgentModel, Budget, ModelRate, ModelRouting
     from llm.models import ProviderKey
 
-    owner = User.objects.create_user(email="bench-gateway@example.com", password="x" * 20)
-    agent = Agent.objects.create(name="bench-gateway", owner=owner, status="running", runtime_family="hermes",
+    owner = User.objects.create_user(email=f"{name}@example.com", password="x" * 20)
+    agent = Agent.objects.create(name=name, owner=owner, status="running", runtime_family="hermes",
                                  deploy_target="docker", execution_target_id="docker",
                                  gateway_token="bench-gateway-token-0123456789abcdefghijk",
                                  model_routing=ModelRouting.GATEWAY)
@@ -69,9 +70,10 @@ def _routed_agent(fake_model) -> str:
     key = ProviderKey.objects.create(user=owner, provider="openai-compatible", label="fake",
                                      api_key="sk-bench-provider-key", base_url=fake_model.base_url)
     AgentModel.objects.create(agent=agent, key=key, name=fake_model.model_id)
-    ModelRate.objects.create(model=fake_model.model_id, input_usd_per_mtok=Decimal("1"),
-                             output_usd_per_mtok=Decimal("2"), effective_from=date(2020, 1, 1))
-    Budget.objects.create(agent=agent, period="daily", limit_micros=10**12)
+    ModelRate.objects.get_or_create(model=fake_model.model_id, defaults={
+        "input_usd_per_mtok": Decimal("1"), "output_usd_per_mtok": Decimal("2"), "effective_from": date(2020, 1, 1)})
+    if budget:
+        Budget.objects.create(agent=agent, period="daily", limit_micros=10**12)
     return token
 
 
@@ -97,7 +99,7 @@ async def _first_token(session, url: str, headers: dict) -> float:
     raise RuntimeError("a stream ended without content")
 
 
-async def added_latency(session, fleet: str, direct: str, headers: dict) -> None:
+async def added_latency(session, fleet: str, direct: str, headers: dict, title: str) -> None:
     for _ in range(WARM_UP):
         await _call(session, fleet, headers, BODY)
     through, straight = [], []
@@ -106,7 +108,7 @@ async def added_latency(session, fleet: str, direct: str, headers: dict) -> None
         straight.append(await _call(session, direct, {}, BODY))
     f50, f99, d50, d99 = (percentile_ms(through, 0.5), percentile_ms(through, 0.99),
                           percentile_ms(straight, 0.5), percentile_ms(straight, 0.99))
-    report("non-streamed call", n=CALLS, direct_p50_ms=d50, direct_p99_ms=d99, fleet_p50_ms=f50, fleet_p99_ms=f99,
+    report(title, n=CALLS, direct_p50_ms=d50, direct_p99_ms=d99, fleet_p50_ms=f50, fleet_p99_ms=f99,
            added_p50_ms=f50 - d50, added_p99_ms=f99 - d99)
 
 
@@ -194,7 +196,7 @@ async def held_streams(session, server: Server, fake_model, fleet: str, headers:
            metered=metered, all_settled_after_s=settled_s)
 
 
-async def _run(server: Server, fake_model, token: str) -> None:
+async def _run(server: Server, fake_model, token: str, uncapped_token: str) -> None:
     import aiohttp
 
     fleet = server.url("/llm/v1/chat/completions")
@@ -202,7 +204,9 @@ async def _run(server: Server, fake_model, token: str) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
                                      timeout=aiohttp.ClientTimeout(total=300)) as session:
-        await added_latency(session, fleet, direct, headers)
+        await added_latency(session, fleet, direct, headers, "a call, the agent with a budget")
+        await added_latency(session, fleet, direct, {"Authorization": f"Bearer {uncapped_token}"},
+                            "a call, the agent without a budget")
         await time_to_first_token(session, fleet, direct, headers)
         await throughput(session, server, fleet, headers)
         await held_streams(session, server, fake_model, fleet, headers)
@@ -217,7 +221,8 @@ def main() -> None:
                                                "STREAM_LIMIT_TOTAL": str(4 * HELD)})
     try:
         token = _routed_agent(fake_model)
-        asyncio.run(_run(server, fake_model, token))
+        uncapped = _routed_agent(fake_model, name="bench-gateway-uncapped", budget=False)
+        asyncio.run(_run(server, fake_model, token, uncapped))
     finally:
         server.stop()
         fake_model.stop()
