@@ -26,7 +26,7 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Exists, OuterRef, Sum
 from django.utils import timezone
 
 from agents.budgets.selectors import budget_states
@@ -82,8 +82,9 @@ class Admission:
 
 def agent_of_token(token: str) -> Agent:
     """The agent whose own token this is (its digest is indexed), or 401."""
-    # One query: the agent with its model, its key and its gateway limits.
+    # One query: the agent with its model, its key, its gateway limits and whether it has budgets.
     agent = Agent.objects.select_related("llm_model__key", "model_gateway_limits") \
+        .annotate(has_budgets=Exists(Budget.objects.filter(agent_id=OuterRef("pk")))) \
         .filter(usage_token_digest=usage_token_digest(token)).first() if token else None
     if agent is None:
         raise InvalidCredentials("The agent token is invalid.")
@@ -226,6 +227,8 @@ def worst_case_micros(*, model: str, provider: str, input_bound: int, output_bou
 
 
 def _reserve(agent: Agent, *, request_id, model: str, provider: str, input_bound: int, output_bound: int) -> int:
+    if not agent.has_budgets:
+        return 0  # no cap to keep (a budget set after the agent was read counts from the next call)
     worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
     if not worst:
         return 0
