@@ -14,7 +14,7 @@ from agents.gateway.async_http import _session, close_pool
 from fleet.edge import routes, streams
 from fleet.edge.django_thread import in_django_thread
 from fleet.edge.router import EdgeRouter
-from fleet.edge.routes import register_host, register_websocket
+from fleet.edge.routes import register_host, register_http, register_websocket
 from fleet.edge.wsgi import WsgiBridge, environ_of
 from fleet.errors import TooManyStreams
 from fleet.models import StreamLease
@@ -73,6 +73,7 @@ def own_routes(monkeypatch):
     """The edge's route tables as they are, on copies this test may change."""
     monkeypatch.setattr(routes, "_hosts", list(routes._hosts))
     monkeypatch.setattr(routes, "_websockets", list(routes._websockets))
+    monkeypatch.setattr(routes, "_http", list(routes._http))
 
 
 def test_a_registered_host_takes_every_request_whatever_its_path(own_routes):
@@ -87,6 +88,23 @@ def test_a_registered_host_takes_every_request_whatever_its_path(own_routes):
 
     assert edge_request("GET", "/api/health", headers={"host": "elsewhere.test"}).status == 204
     assert seen == ["/api/health"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_registered_http_prefix_takes_its_path_and_what_lies_under_it_only(own_routes):
+    seen = []
+
+    async def prefix_app(scope, receive, send):
+        seen.append(scope["path"])
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    register_http("/things/v1/", prefix_app)
+
+    assert edge_request("GET", "/things/v1").status == 204
+    assert edge_request("POST", "/things/v1/a/b").status == 204
+    assert edge_request("GET", "/things/v1x").status == 404  # a name that only starts the same: Django's
+    assert seen == ["/things/v1", "/things/v1/a/b"]
 
 
 def test_a_registered_websocket_handler_gets_its_path_arguments(own_routes):
