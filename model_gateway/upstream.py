@@ -1,5 +1,5 @@
-"""Calls to model providers from the event loop (aiohttp): one connection pool per loop, the
-provider's address checked when it is dialled.
+"""Calls to model providers from the event loop (aiohttp): one connection pool per loop
+(fleet.edge.client_pool), the provider's address checked when it is dialled.
 
 The key's base URL passed fleet.netsafety when it was saved; it is checked again here, resolved
 once, and that address is dialled (the name still goes in `Host` and TLS's server name), so DNS
@@ -10,7 +10,6 @@ provider sends them (asked for no compression, so the usage can be read on the w
 from __future__ import annotations
 
 import asyncio
-import weakref
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
@@ -18,31 +17,16 @@ import aiohttp
 from django.conf import settings
 
 from fleet import netsafety
+from fleet.edge.client_pool import LoopSessions
 from fleet.errors import UpstreamFailure
 
-_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> ClientSession
+_pool = LoopSessions()
+close_pool = _pool.close  # the edge's shutdown hook: model_gateway/apps.py
 
 
 class ProviderUnreachable(UpstreamFailure):
     code = "provider_unreachable"
     default_message = "The model provider could not be reached."
-
-
-def _session() -> aiohttp.ClientSession:
-    loop = asyncio.get_running_loop()
-    session = _sessions.get(loop)
-    if session is None or session.closed:
-        session = aiohttp.ClientSession(trust_env=False, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                        connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=None))
-        _sessions[loop] = session
-    return session
-
-
-async def close_pool() -> None:
-    """Close the current loop's pool (the edge's shutdown hook: model_gateway/apps.py)."""
-    session = _sessions.pop(asyncio.get_running_loop(), None)
-    if session is not None and not session.closed:
-        await session.close()
 
 
 def _dialled(url: str) -> tuple[str, str, str | None]:
@@ -69,7 +53,7 @@ async def provider_request(method: str, url: str, *, headers: dict, body: bytes 
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.MODEL_GATEWAY_CONNECT_TIMEOUT_SECONDS,
                                     sock_read=settings.MODEL_GATEWAY_TIMEOUT_SECONDS)
     try:
-        response = await _session().request(method, dialled, headers={**headers, "Host": host_header}, data=body,
+        response = await _pool.session().request(method, dialled, headers={**headers, "Host": host_header}, data=body,
                                             allow_redirects=False, timeout=timeout, server_hostname=server_name)
     except (aiohttp.ClientError, OSError) as exc:
         raise ProviderUnreachable(f"The model provider could not be reached ({type(exc).__name__}).") from None

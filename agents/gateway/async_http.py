@@ -5,17 +5,19 @@ The address dialled is the one `Endpoint.dial_addresses()` checked (for adopted 
 fleet.netsafety's rules at connect time, resolved once: DNS cannot swap in another address
 between the check and the connect); the endpoint's name still goes in `Host` and TLS's server
 name. Redirects are never followed: a runtime has no reason to send Fleet elsewhere, and the
-proxy hands them to the browser. One connection pool per event loop keeps connections alive.
+proxy hands them to the browser. One connection pool per event loop keeps connections alive
+(fleet.edge.client_pool).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from contextlib import asynccontextmanager
 
 import aiohttp
+
+from fleet.edge.client_pool import LoopSessions
 
 from .endpoint import Endpoint
 from .errors import GatewayUnreachable, scrub
@@ -23,26 +25,9 @@ from .errors import GatewayUnreachable, scrub
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 10.0
-_sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> ClientSession
-
-
-def _session() -> aiohttp.ClientSession:
-    loop = asyncio.get_running_loop()
-    session = _sessions.get(loop)
-    if session is None or session.closed:
-        # trust_env=False: a proxy would connect on our behalf, past the address check.
-        # auto_decompress=False: bodies pass through as the runtime encoded them.
-        session = aiohttp.ClientSession(trust_env=False, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                        connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=None))
-        _sessions[loop] = session
-    return session
-
-
-async def close_pool() -> None:
-    """Close the current loop's pool (the edge's shutdown hook: agents/apps.py)."""
-    session = _sessions.pop(asyncio.get_running_loop(), None)
-    if session is not None and not session.closed:
-        await session.close()
+_pool = LoopSessions()
+_session = _pool.session
+close_pool = _pool.close  # the edge's shutdown hook: agents/apps.py
 
 
 def auth_headers(endpoint: Endpoint) -> dict[str, str]:
