@@ -74,7 +74,6 @@ class Admission:
     url: str
     headers: dict
     body: bytes
-    streamed: bool
     reserved_micros: int
     listed_models: tuple[str, ...] | None = None  # a listing answered by Fleet: the agent's allowlist
     counts_tokens: bool = False  # the agent has a tokens-per-minute limit: settling counts its tokens
@@ -174,14 +173,13 @@ def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> A
     if not route.carries_a_call:
         listed = tuple(rules.allowed_models) if rules is not None and rules.allowed_models else None
         return Admission(uuid.uuid4(), agent.pk, choice.key.provider, "", url, _headers(choice.key, sent_headers),
-                         b"", False, 0, listed_models=listed)
+                         b"", 0, listed_models=listed)
     body = _body(raw_body)
     model = body["model"]
     if rules is not None and rules.allowed_models and model not in rules.allowed_models:
         raise ModelNotAllowed(f"This agent may call only: {', '.join(rules.allowed_models)}.")
     output_bound = _output_bound(route, body)
-    streamed = body.get("stream") is True
-    if streamed and route.path == "/chat/completions":
+    if body.get("stream") is True and route.path == "/chat/completions":
         # The provider's own figures, in the stream's last chunk.
         body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
     if rules is not None and rules.requests_per_minute is not None:
@@ -192,7 +190,7 @@ def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> A
     reserved = _reserve(agent, request_id=request_id, model=model, provider=choice.key.provider,
                         input_bound=len(raw_body), output_bound=output_bound)
     return Admission(request_id, agent.pk, choice.key.provider, model, url, _headers(choice.key, sent_headers),
-                     orjson.dumps(body), streamed, reserved,
+                     orjson.dumps(body), reserved,
                      counts_tokens=rules is not None and rules.tokens_per_minute is not None)
 
 

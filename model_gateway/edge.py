@@ -18,6 +18,7 @@ import aiohttp
 import orjson
 from django.conf import settings
 
+from agents.internal_url import MODEL_GATEWAY_PATH
 from fleet.edge.django_thread import in_django_thread
 from fleet.edge.responses import error_answer
 from fleet.edge.router import header
@@ -29,7 +30,7 @@ from .settle import settle_later
 from .settlement import Ended
 from .traffic import FORWARDED
 from .upstream import ProviderUnreachable, provider_request
-from .wire import OPENAI, ROUTES, UsageMeter, error_body
+from .wire import ANTHROPIC, OPENAI, ROUTES, Route, UsageMeter, error_body
 
 logger = logging.getLogger(__name__)
 
@@ -83,15 +84,15 @@ async def model_gateway_app(scope, receive, send) -> None:
         await receive()
         await send({"type": "websocket.close", "code": 1008})
         return
-    path = scope["path"].split("/llm/v1", 1)[-1].rstrip("/") or "/"
+    path = scope["path"][len(MODEL_GATEWAY_PATH):].rstrip("/") or "/"
     route = ROUTES.get((scope["method"], path))
-    wire = route.wire if route is not None else (OPENAI if "messages" not in path else "anthropic")
+    wire = route.wire if route is not None else (ANTHROPIC if path.endswith("/messages") else OPENAI)
     try:
         raw = await _read_body(receive)
         if raw is None:
             return
         if route is None:
-            raise _NoSuchRoute(f"No such route: {scope['method']} /llm/v1{path}.")
+            raise _NoSuchRoute(f"No such route: {scope['method']} {MODEL_GATEWAY_PATH}{path}.")
         sent = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers") or ()}
         admission = await in_django_thread(admit, route=route, token=_token(scope), raw_body=raw, sent_headers=sent)
     except FleetError as error:
@@ -100,7 +101,7 @@ async def model_gateway_app(scope, receive, send) -> None:
     if admission.listed_models is not None:
         await _send_json(send, 200, model_list(admission))
         return
-    await _forward(admission, route.wire, receive, send)
+    await _forward(admission, route, receive, send)
 
 
 async def _send_json(send, status: int, body: dict) -> None:
@@ -114,23 +115,22 @@ class _NoSuchRoute(NotFound):
     code = "not_found"
 
 
-async def _forward(admission: Admission, wire: str, receive, send) -> None:
-    meter, outcome = UsageMeter(streamed=admission.streamed), "provider_unreachable"
-    method = "POST" if admission.body else "GET"
+async def _forward(admission: Admission, route: Route, receive, send) -> None:
+    meter, outcome = UsageMeter(streamed=False), "provider_unreachable"
     try:
-        async with provider_request(method, admission.url, headers=admission.headers,
+        async with provider_request(route.method, admission.url, headers=admission.headers,
                                     body=admission.body or None) as response:
             outcome = FORWARDED if response.status < 400 else f"provider_{response.status}"
-            meter.streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+            meter = UsageMeter(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
             await _relay(admission, response, meter, receive, send)
     except ProviderUnreachable as error:
-        await _refuse(send, wire, error)
+        await _refuse(send, route.wire, error)
     except (aiohttp.ClientError, TimeoutError) as exc:  # broken off mid-answer: the runtime sees the end
         logger.warning("The provider broke off call %s: %s", admission.request_id, type(exc).__name__)
         outcome = "provider_broke_off"
     finally:
         # Settled whatever happened above, even when this task is cancelled (the client left).
-        if admission.body:  # a listing is no call
+        if route.carries_a_call:  # a listing is no call
             settle_later(Ended(admission, meter.usage, outcome))
 
 
