@@ -119,16 +119,23 @@ def _body(raw: bytes) -> dict:
     return body
 
 
+def _whole(body: dict, name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"`{name}` must be a positive whole number.")
+    return value
+
+
 def _output_bound(route: Route, body: dict) -> int:
-    """The body's output bound, set to the default when it names none."""
-    for name in route.output_limit:
-        value = body.get(name)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidRequest(f"`{name}` must be a positive whole number.")
-            return value
-    body[route.output_limit[0]] = settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
-    return settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
+    """The most output tokens the call can produce: the largest bound the body names (set to the
+    default when it names none), times the choices it asks for (`n`)."""
+    given = [value for name in route.output_limit if (value := _whole(body, name)) is not None]
+    if not given:
+        body[route.output_limit[0]] = settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
+        given = [settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS]
+    return max(given) * (_whole(body, "n") or 1)
 
 
 def upstream_url(route: Route, key) -> str:

@@ -139,3 +139,13 @@ def test_only_allowed_models_are_called_and_listed(routed, fake_provider):
     listed = edge_request("GET", "/llm/v1/models", headers=routed.auth).json()
     assert [m["id"] for m in listed["data"]] == ["fleet-fake-1", "fleet-fake-2"]
     assert len(fake_provider.requests) == 1
+
+
+def test_the_reservation_bounds_the_largest_output_the_call_asks_for_times_its_choices(routed, fake_provider):
+    route = ROUTES[("POST", "/chat/completions")]
+    make_budget(routed.agent, limit_usd=1000)
+    body = _body(max_tokens=10, max_completion_tokens=300, n=2)
+    admission = admit(route=route, token=routed.token, raw_body=body, sent_headers={})
+    assert admission.reserved_micros == len(body) * 1 + 300 * 2 * 2  # input bytes at 1, 600 output tokens at 2
+    with pytest.raises(FleetError):
+        admit(route=route, token=routed.token, raw_body=_body(n=0), sent_headers={})
