@@ -22,14 +22,23 @@ class ListenerThread:
 
     def __init__(self, supervisor: Supervisor):
         self.supervisor = supervisor
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, daemon=True, name="test-gateway-listener")
 
     def _main(self) -> None:
         try:
-            asyncio.run(self.supervisor.run(handle_signals=False))  # signals belong to the main thread
+            asyncio.run(self._run())
         except BaseException as exc:  # raised in the test by stop()
             self._error = exc
+
+    async def _run(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.supervisor.run(handle_signals=False)  # signals belong to the main thread
+
+    def refresh_now(self, timeout: float = 30) -> None:
+        """One refresh, on the listener's loop, now (beside its timed ones)."""
+        asyncio.run_coroutine_threadsafe(self.supervisor.refresh(), self.loop).result(timeout)
 
     def link(self, agent_id):
         return self.supervisor.links.get(str(agent_id))

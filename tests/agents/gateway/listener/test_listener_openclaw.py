@@ -112,14 +112,15 @@ def test_an_agent_that_stops_running_is_let_go_within_one_refresh(openclaw_runti
     agent = openclaw_runtime.agent(name="held-stopping")
     _want_held(calls)
 
-    with running_listener(refresh_seconds=1.0) as listener:
+    # Timed refreshes far apart: the one refresh after the change is the test's own, so "within
+    # one refresh" is counted in refreshes, not in seconds a loaded machine may stretch.
+    with running_listener(refresh_seconds=600) as listener:
         connection = _held(listener, agent).connection
         Agent.objects.filter(pk=agent.pk).update(status="stopped")
-        stopped_at = time.monotonic()
 
-        wait_until(lambda: listener.link(agent.pk) is None, timeout=10, interval=0.05)
+        listener.refresh_now()
 
-        assert time.monotonic() - stopped_at < 1.8  # one refresh interval, plus the close
+        assert listener.link(agent.pk) is None
         assert connection.closed
 
 
