@@ -42,6 +42,15 @@ def test_a_first_pull_records_what_the_runtime_counted():
     assert AgentSpendDay.objects.get(agent=agent, day=TODAY).cost_micros == 250_000
 
 
+def test_an_agent_metered_at_the_model_gateway_has_nothing_added_by_a_pull():
+    agent = AgentFactory(model_routing="gateway")
+
+    result = usage_pull_record(agent=agent, figures=[figure(cost=0.25)], now=NOW)
+
+    assert (result.pulled, result.unchanged) == (0, 1)
+    assert not UsageEvent.objects.filter(agent=agent).exists()
+
+
 def test_a_repeated_pull_changes_nothing():
     agent = AgentFactory()
     usage_pull_record(agent=agent, figures=[figure(cost=0.25)], now=NOW)
