@@ -32,8 +32,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from datetime import date
-from decimal import Decimal
 
 from bench import _procfs as procfs
 from bench import report
@@ -54,27 +52,20 @@ def percentile_ms(seconds: list[float], share: float) -> float:
 
 
 def _routed_agent(fake_model, *, name: str = "bench-gateway", budget: bool = True) -> str:
-    """The agent's token, its rows made as the gateway's tests make them."""
+    """The token of an agent routed through the gateway to the fake model, as the gateway's tests
+    make one (tests/model_gateway/support.py), with a daily budget far above the bench's spend."""
     from accounts.models import User
-    from agents.gateway.tokens import usage_token_digest, usage_token_for
-    from agents.models import Agent, AgentModel, Budget, ModelRate, ModelRouting
-    from llm.models import ProviderKey
+    from agents.models import Agent, Budget
+    from tests.model_gateway.support import price, route_through_gateway
 
     owner = User.objects.create_user(email=f"{name}@example.com", password="x" * 20)
     agent = Agent.objects.create(name=name, owner=owner, status="running", runtime_family="hermes",
                                  deploy_target="docker", execution_target_id="docker",
-                                 gateway_token="bench-gateway-token-0123456789abcdefghijk",
-                                 model_routing=ModelRouting.GATEWAY)
-    token = usage_token_for(agent)
-    Agent.objects.filter(pk=agent.pk).update(usage_token_digest=usage_token_digest(token))
-    key = ProviderKey.objects.create(user=owner, provider="openai-compatible", label="fake",
-                                     api_key="sk-bench-provider-key", base_url=fake_model.base_url)
-    AgentModel.objects.create(agent=agent, key=key, name=fake_model.model_id)
-    ModelRate.objects.get_or_create(model=fake_model.model_id, defaults={
-        "input_usd_per_mtok": Decimal("1"), "output_usd_per_mtok": Decimal("2"), "effective_from": date(2020, 1, 1)})
+                                 gateway_token=f"{name}-token-0123456789abcdefghijklmnop")
+    price(fake_model.model_id)
     if budget:
         Budget.objects.create(agent=agent, period="daily", limit_micros=10**12)
-    return token
+    return route_through_gateway(agent, base_url=fake_model.base_url, model=fake_model.model_id).token
 
 
 async def _call(session, url: str, headers: dict, body: dict) -> float:

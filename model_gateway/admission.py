@@ -18,7 +18,7 @@ import logging
 import math
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
@@ -72,8 +72,8 @@ class Admission:
     provider: str
     model: str
     url: str
-    headers: dict
-    body: bytes
+    headers: dict = field(repr=False)  # the provider key: never in a repr, a log line or a traceback
+    body: bytes = field(repr=False)
     reserved_micros: int
     listed_models: tuple[str, ...] | None = None  # a listing answered by Fleet: the agent's allowlist
     counts_tokens: bool = False  # the agent has a tokens-per-minute limit: settling counts its tokens

@@ -15,13 +15,13 @@ import contextlib
 import logging
 
 import aiohttp
-import orjson
 from django.conf import settings
 
 from agents.internal_url import MODEL_GATEWAY_PATH
 from fleet.edge.django_thread import in_django_thread
-from fleet.edge.responses import error_answer
+from fleet.edge.responses import error_answer, send_json
 from fleet.edge.router import header
+from fleet.edge.wsgi import wait_for_disconnect
 from fleet.errors import FleetError, NotFound, PayloadTooLarge
 
 from .admission import Admission, admit, model_list
@@ -70,13 +70,8 @@ async def _read_body(receive) -> bytes | None:
 
 async def _refuse(send, wire: str, error: FleetError) -> None:
     status, body = error_answer(error)
-    data = error_body(wire, status, body["code"], body["error"])
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-               (b"cache-control", b"no-store")]
-    if isinstance(error, RateLimited):
-        headers.append((b"retry-after", str(error.retry_after).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    retry = [(b"retry-after", str(error.retry_after).encode())] if isinstance(error, RateLimited) else []
+    await send_json(send, status, error_body(wire, status, body["code"], body["error"]), retry)
 
 
 async def model_gateway_app(scope, receive, send) -> None:
@@ -99,16 +94,9 @@ async def model_gateway_app(scope, receive, send) -> None:
         await _refuse(send, wire, error)
         return
     if admission.listed_models is not None:
-        await _send_json(send, 200, model_list(admission))
+        await send_json(send, 200, model_list(admission))
         return
     await _forward(admission, route, receive, send)
-
-
-async def _send_json(send, status: int, body: dict) -> None:
-    data = orjson.dumps(body)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
-    await send({"type": "http.response.body", "body": data})
 
 
 class _NoSuchRoute(NotFound):
@@ -139,7 +127,7 @@ async def _relay(admission: Admission, response, meter: UsageMeter, receive, sen
                if name.lower() in PASSED_RESPONSE_HEADERS]
     headers.append((REQUEST_ID_HEADER, str(admission.request_id).encode()))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    left = asyncio.ensure_future(_until_disconnect(receive))
+    left = asyncio.ensure_future(wait_for_disconnect(receive))
     try:
         async for chunk in response.content.iter_any():
             meter.feed(chunk)
@@ -161,8 +149,3 @@ async def _sent(send, chunk: bytes, *, more: bool) -> bool:
     except OSError:
         return False
     return True
-
-
-async def _until_disconnect(receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass

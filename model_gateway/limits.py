@@ -14,7 +14,7 @@ import time
 
 from django.core.cache import cache
 
-from fleet.api.throttling import CACHE_AWAY, rate_hit
+from fleet.api.throttling import CACHE_AWAY, counter_add, rate_hit
 from fleet.errors import CacheUnavailable
 
 from .errors import RateLimited
@@ -64,10 +64,6 @@ def tokens_add(agent_id, tokens: int) -> None:
     start, _ = _window()
     key = _tokens_key(agent_id, start)
     try:
-        cache.add(key, 0, timeout=WINDOW_SECONDS + 5)
-        try:
-            cache.incr(key, tokens)
-        except ValueError:  # expired between add and incr
-            cache.set(key, tokens, timeout=WINDOW_SECONDS + 5)
+        counter_add(key, tokens, timeout=WINDOW_SECONDS + 5)
     except CACHE_AWAY as exc:
         logger.warning("Model gateway tokens not counted, the cache is unavailable: %s", exc)

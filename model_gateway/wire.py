@@ -50,13 +50,13 @@ _ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 4
                     413: "request_too_large", 429: "rate_limit_error"}
 
 
-def error_body(wire: str, status: int, code: str, message: str) -> bytes:
+def error_body(wire: str, status: int, code: str, message: str) -> dict:
     """An error as the wire format's clients parse it, with Fleet's `code` in it."""
     if wire == ANTHROPIC:
         kind = _ANTHROPIC_TYPES.get(status, "api_error")
-        return orjson.dumps({"type": "error", "error": {"type": kind, "code": code, "message": message}})
+        return {"type": "error", "error": {"type": kind, "code": code, "message": message}}
     kind = _OPENAI_TYPES.get(status, "api_error")
-    return orjson.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}})
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 @dataclass

@@ -64,6 +64,17 @@ class IPRateThrottle(SimpleRateThrottle):
             raise _unavailable(exc) from exc
 
 
+def counter_add(key: str, amount: int, *, timeout: float) -> int:
+    """Add `amount` to the cache counter `key` (made at 0, living `timeout` seconds); its new
+    value. Raises what the cache raises when it is away (CACHE_AWAY)."""
+    cache.add(key, 0, timeout=timeout)
+    try:
+        return cache.incr(key, amount)
+    except ValueError:  # expired between add and incr: start it again
+        cache.set(key, amount, timeout=timeout)
+        return amount
+
+
 def rate_hit(scope: str, ident: str, rate: str, *, cost: int = 1) -> float | None:
     """Count `cost` hits of `ident` against `rate` in a fixed window; the seconds to wait when
     that goes over it (nothing counted then), else None. For limits that are not one per
@@ -74,12 +85,7 @@ def rate_hit(scope: str, ident: str, rate: str, *, cost: int = 1) -> float | Non
     start = int(now // window) * window
     key = f"ratelimit:{scope}:{ident}:{start}"
     try:
-        cache.add(key, 0, timeout=window + 5)
-        try:
-            count = cache.incr(key, cost)
-        except ValueError:  # expired between add and incr: start the window again
-            cache.set(key, cost, timeout=window + 5)
-            count = cost
+        count = counter_add(key, cost, timeout=window + 5)
         if count > limit:
             cache.decr(key, cost)
             return max(1.0, start + window - now)

@@ -147,7 +147,7 @@ class WsgiBridge:
                 close()
 
     async def _stream(self, result, send, receive) -> None:
-        disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
+        disconnected = asyncio.ensure_future(wait_for_disconnect(receive))
         try:
             if getattr(result, "is_async", False):
                 await _send_async_body(result.streaming_content, send, disconnected)
@@ -189,6 +189,6 @@ async def _send_async_body(content, send, disconnected: asyncio.Future) -> None:
                 await close()
 
 
-async def _wait_for_disconnect(receive) -> None:
+async def wait_for_disconnect(receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass

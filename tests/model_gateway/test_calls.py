@@ -16,7 +16,7 @@ from tests.infra.fake_model import ANSWER, USAGE
 from tests.infra.http import Reply
 from tests.support import wait_until
 
-from .conftest import PROVIDER_KEY, route_through_gateway
+from .support import PROVIDER_KEY, route_through_gateway
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,7 +55,7 @@ def test_a_stream_reaches_the_caller_before_the_provider_finishes_and_is_metered
     with edge_stream("POST", CHAT, headers=routed.auth, body=_body(stream=True)) as stream:
         first = stream.next_chunk(timeout=10)
         assert stream.status == 200
-        assert b'"role": "assistant"' in first or b"assistant" in first
+        assert b"assistant" in first
         assert not _gateway_events(routed.agent)  # the provider has not finished
         fake_provider.finish_streams()
         rest = stream.read_until(b"[DONE]")

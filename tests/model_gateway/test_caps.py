@@ -22,7 +22,7 @@ from tests.infra.asgi import edge_request
 from tests.infra.fake_model import USAGE
 from tests.support import wait_until
 
-from .conftest import route_through_gateway
+from .support import route_through_gateway
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -55,9 +55,9 @@ def test_an_answer_without_figures_or_with_nonsense_figures_gives_none():
 
 
 def test_errors_take_each_formats_shape():
-    assert json.loads(error_body("openai", 429, "rate_limited", "Slow down.")) == {
+    assert error_body("openai", 429, "rate_limited", "Slow down.") == {
         "error": {"message": "Slow down.", "type": "rate_limit_error", "param": None, "code": "rate_limited"}}
-    assert json.loads(error_body("anthropic", 401, "invalid_credentials", "No.")) == {
+    assert error_body("anthropic", 401, "invalid_credentials", "No.") == {
         "type": "error", "error": {"type": "authentication_error", "code": "invalid_credentials", "message": "No."}}
 
 
