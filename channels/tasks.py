@@ -5,8 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from agents.gateway import AgentNotRunning, GatewayUnreachable
+from agents.gateway import AgentNotRunning, runtime_not_ready
 from agents.models import Agent
+from fleet.errors import FleetError
 
 from .definitions import RUNTIME_OPENCLAW
 from .services import (
@@ -59,7 +60,9 @@ def reapply(self, agent_id: str) -> None:
         return
     try:
         runtime_channels_reapply(agent=agent)
-    except (GatewayUnreachable, AgentNotRunning) as exc:
-        if self.request.retries >= REAPPLY_MAX_RETRIES:
+    except FleetError as exc:
+        # Not up yet, or OpenClaw's "starting" right after the start that queued this.
+        later = isinstance(exc, AgentNotRunning) or runtime_not_ready(exc)
+        if not later or self.request.retries >= REAPPLY_MAX_RETRIES:
             raise
         raise self.retry(exc=exc, countdown=_backoff(REAPPLY_BACKOFF_SECONDS, self.request.retries)) from exc

@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
+from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable, runtime_not_ready
 from agents.models import SERVING, Agent
 
 from .services import oauth_refresh, refresh_due, runtime_state_apply
@@ -31,7 +31,7 @@ def apply_runtime_state(self, agent_id: str, include_mcp: bool = True) -> None:
     except AgentNotRunning:
         return
     except (GatewayUnreachable, GatewayError) as exc:
-        if isinstance(exc, GatewayError) and not exc.retryable:
+        if not runtime_not_ready(exc):
             logger.warning("Integrations could not be applied to agent %s: %s", agent_id, exc.message)
             return
         raise self.retry(exc=exc, countdown=min(30, 2 ** (self.request.retries + 1))) from None

@@ -7,7 +7,9 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from .services.apply import APPLY_TASK, TRANSIENT, policy_apply
+from fleet.errors import FleetError
+
+from .services.apply import APPLY_TASK, apply_later, policy_apply
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +19,9 @@ def sandbox_policy_apply(self, agent_id: str) -> None:
     """Apply an agent's stored policy to its runtime; retried with backoff while it comes up."""
     try:
         policy_apply(agent_id=agent_id)
-    except TRANSIENT as exc:
+    except FleetError as exc:
+        if not apply_later(exc):
+            raise
         if self.request.retries >= settings.SANDBOX_APPLY_MAX_RETRIES:
             logger.warning("Gave up applying the sandbox policy of agent %s: %s", agent_id, exc.message)
             return

@@ -39,6 +39,7 @@ from .errors import (
     GatewayProtocolError,
     GatewayUnreachable,
     GatewayUnsupported,
+    runtime_not_ready,
 )
 from .hermes import HermesGateway
 from .hooks import ListenerHook, listener_hooks, register_listener_hook, unregister_listener_hook
@@ -97,5 +98,6 @@ __all__ = [
     "gateway_readiness",
     "listener_hooks",
     "register_listener_hook",
+    "runtime_not_ready",
     "unregister_listener_hook",
 ]

@@ -77,6 +77,13 @@ class GatewayProtocolError(GatewayError):
     """The runtime speaks another protocol version or sent something that is not one of its frames."""
 
 
+def runtime_not_ready(exc: BaseException) -> bool:
+    """The runtime cannot take the call now but may soon: it is unreachable (down, restarting)
+    or said "not now" (starting, draining). Work in the background retries these; every other
+    refusal is final, and an agent that is not running is the caller's own case."""
+    return isinstance(exc, GatewayUnreachable) or (isinstance(exc, GatewayError) and exc.retryable)
+
+
 def scrub(text: object, secrets: Iterable[str | None]) -> str:
     """`text` with every secret replaced, so it may go into an error or a log line."""
     shown = str(text)

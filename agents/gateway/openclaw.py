@@ -5,7 +5,8 @@ OpenClawConnection, does its calls, and closes it, on a private event loop. Refu
 marks retryable (`UNAVAILABLE` while it starts, a full request queue) and "come back later"
 closes are retried with backoff inside the call's budget; auth and protocol refusals never are.
 Config reads and writes (idempotent) also outlast a connection refused or dropped while OpenClaw
-restarts itself, which it does seconds after it takes some config: tried again until the budget.
+restarts itself (after a change its answer marks `requiresRestart`, such as a plugin): tried
+again until the budget.
 Liveness and readiness are plain HTTP (`/health`, `/readyz`), which needs no token.
 A long-lived listener uses `connection()` and the async OpenClawConnection directly.
 """
@@ -116,7 +117,7 @@ class OpenClawGateway(RuntimeGateway):
                  call_timeout: float | None = None, through_restart: bool = False) -> T:
         """Open a connection with `scopes`, run `work` on it, close it; retry retryable refusals.
         `through_restart` is for idempotent work: a connection that drops or is refused (OpenClaw
-        restarts itself seconds after it takes some config) is tried again until the gateway's
+        restarts itself after a change marked `requiresRestart`) is tried again until the gateway's
         timeout has passed since the first attempt."""
         connection_of = lambda: self.connection(scopes, call_timeout=call_timeout)  # noqa: E731
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable
+from agents.gateway import AgentNotRunning, runtime_not_ready
 from fleet.errors import DaemonUnreachable, FleetError
 
 from .services import APPLY_TASK, model_apply, model_apply_refused
@@ -22,8 +22,7 @@ def apply_model(self, agent_id: str) -> None:
     except AgentNotRunning:
         return
     except FleetError as exc:
-        transient = isinstance(exc, (GatewayUnreachable, DaemonUnreachable)) or (
-            isinstance(exc, GatewayError) and exc.retryable)
+        transient = runtime_not_ready(exc) or isinstance(exc, DaemonUnreachable)
         if not transient or self.request.retries >= self.max_retries:
             model_apply_refused(agent_id=agent_id, error=exc)
             return

@@ -11,7 +11,7 @@ import logging
 
 from django.utils import timezone
 
-from agents.gateway import AgentNotRunning, GatewayError, GatewayUnreachable, gateway_for
+from agents.gateway import AgentNotRunning, GatewayError, gateway_for, runtime_not_ready
 from agents.llm_model.choice import has_own_model
 from agents.models import SERVING, Agent, SandboxProfile
 from fleet.errors import FleetError
@@ -26,8 +26,10 @@ logger = logging.getLogger(__name__)
 
 APPLY_TASK = "sandbox.tasks.sandbox_policy_apply"  # the job that calls policy_apply
 
-# While the runtime comes up these pass; the task retries them with backoff.
-TRANSIENT = (GatewayUnreachable, AgentNotRunning)
+def apply_later(exc: Exception) -> bool:
+    """Whether the policy may be applied later: the runtime is not up yet, unreachable, or said
+    "starting" (OpenClaw refuses connections for a while after it restarts). The task retries these."""
+    return isinstance(exc, AgentNotRunning) or runtime_not_ready(exc)
 
 
 def _merge(into: dict, patch: dict) -> dict:
@@ -88,9 +90,11 @@ def policy_apply_now(agent: Agent) -> SandboxPolicy:
             applied = policy_apply(agent_id=agent.pk)
             if applied is not None:
                 return applied
-        except TRANSIENT as exc:
-            logger.info("Policy of agent %s not applied now (%s); retrying in the background", agent.pk, exc.message)
-            policy_apply_enqueue(agent)
         except FleetError as exc:
-            logger.warning("The runtime of agent %s refused its sandbox policy: %s", agent.pk, exc.message)
+            if apply_later(exc):
+                logger.info("Policy of agent %s not applied now (%s); retrying in the background",
+                            agent.pk, exc.message)
+                policy_apply_enqueue(agent)
+            else:
+                logger.warning("The runtime of agent %s refused its sandbox policy: %s", agent.pk, exc.message)
     return policy_current(agent)

@@ -229,7 +229,7 @@ def test_an_exec_approval_is_listed_and_resolved_while_an_operator_connection_is
 
 
 def test_a_config_write_waits_out_a_runtime_restart_and_lands(openclaw_runtime):
-    """OpenClaw restarts itself seconds after it takes some config (a plugin, a model list); a
+    """OpenClaw restarts itself after a change marked `requiresRestart` (a plugin); a
     write sent meanwhile finds the connection refused or dropped. Last in the module: it restarts
     the module's runtime."""
     gateway = gateway_for(openclaw_runtime.agent())

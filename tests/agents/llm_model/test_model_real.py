@@ -30,9 +30,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.runtime, pytes
 FIRST_KEY, ROTATED_KEY = "sk-first-4f1c9a07d2", "sk-rotated-8b3e61c5fa"
 READY_WITHIN = 90  # seconds, deploy to running: OpenClaw takes 10 to 20 s on a busy machine
 TURN_WITHIN = 60  # seconds for one chat turn to end (the fake model answers at once)
-TURN_ATTEMPTS = 3
-# How the relay ends a turn whose runtime went away: closed cleanly, or dropped (1006).
-LOST_TURN_CODES = ('"code":"gateway_closed"', '"code":"gateway_unreachable"')
+RAM_MB = {"openclaw": 2048, "hermes": 1024}  # OpenClaw is killed for memory near 1 GB
 
 
 @pytest.fixture
@@ -71,20 +69,14 @@ def _one_turn(agent_id: str, headers: dict, message: str) -> str:
 
 
 def _turn(agent_id: str, headers: dict, message: str) -> str:
-    """A chat turn that ends in `done`. OpenClaw 2026.9.6 restarts itself seconds after it takes
-    a provider's model list (measured: after the first model and after a switch, also when
-    config.patch answered requiresRestart false); a turn it loses that way, ended by
-    `gateway_closed` or `gateway_unreachable` or never answered, is sent again once the runtime
-    serves, as a client would.
-    Any other error fails the test."""
+    """A chat turn that ends in `done`, sent once the runtime serves. One attempt: what looked
+    like OpenClaw restarting after a model change was a kill for memory under 1,024 MB (RUNTIMES.md
+    section 1), and the OpenClaw here gets the 2,048 MB the docs ask for."""
     agent = Agent.objects.get(pk=agent_id)
-    for _ in range(TURN_ATTEMPTS):
-        wait_until(lambda: gateway_readiness(agent).ready, timeout=READY_WITHIN, interval=0.5)
-        seen = _one_turn(agent_id, headers, message)
-        if "event: done" in seen and "event: error" not in seen:
-            return seen
-        assert "event: error" not in seen or any(code in seen for code in LOST_TURN_CODES), seen
-    raise AssertionError(f"no chat turn ended in {TURN_ATTEMPTS} attempts: {seen}")
+    wait_until(lambda: gateway_readiness(agent).ready, timeout=READY_WITHIN, interval=0.5)
+    seen = _one_turn(agent_id, headers, message)
+    assert "event: done" in seen and "event: error" not in seen, seen
+    return seen
 
 
 def _applied(client, agent_id: str) -> dict | None:
@@ -105,7 +97,7 @@ def test_an_agent_answers_with_its_saved_key_a_rotation_and_a_switch_reach_it_li
                              output_usd_per_mtok=Decimal("6"), effective_from=date(2020, 1, 1))
     key = client.post("/api/llm/keys", {"provider": "openai-compatible", "label": "fake", "apiKey": FIRST_KEY,
                                         "baseUrl": fake_model.base_url}, format="json").json()
-    deployed = client.post("/api/agents/deploy", {"runtime_family": family, "name": f"model-{family}",
+    deployed = client.post("/api/agents/deploy", {"runtime_family": family, "name": f"model-{family}", "ram_mb": RAM_MB[family],
                                                   "model": {"keyId": key["id"], "name": fake_model.model_id}},
                            format="json")
     assert deployed.status_code == 201, deployed.content
