@@ -7,9 +7,9 @@ In order: the agent by its token (401), its routing and status (403), its model 
 per minute (429), then the budgets (402). The reservation is the call's worst case: every byte
 of the body as an input token (a token is at least a byte of text) and the output bound
 (`max_tokens` or its equivalent, set to MODEL_GATEWAY_DEFAULT_MAX_TOKENS when the body names
-none, so the provider cannot go past it) at the model's rate. The budgets' rows are locked while
-the spend, the open reservations and this call are added up, so concurrent calls of one agent
-reserve one after the other and cannot together cross a cap.
+none, so the provider cannot go past it) at the model's rate, reserved under a lock on the
+agent's budgets (reservations.py), so concurrent calls cannot together cross a cap. The agent is
+read in one statement compiled once per process: this runs before every call.
 """
 
 from __future__ import annotations
@@ -19,27 +19,27 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
 from decimal import Decimal
 
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import Exists, OuterRef, Sum
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agents.budgets.selectors import budget_states
 from agents.events import agent_event
 from agents.gateway.tokens import usage_token_digest
-from agents.llm_model.choice import agent_choice
+from agents.llm_model.choice import ModelChoice, default_choice
 from agents.llm_model.runtime import OPENAI_COMPATIBLE_PATH
 from agents.models import IN_FLIGHT, SERVING, Agent, Budget, ModelRouting
 from agents.models.money import micros_to_usd
 from agents.rates.book import RateBook
 from fleet.api.throttling import CACHE_AWAY
+from fleet.compiled_query import CompiledRows
 from fleet.errors import InvalidCredentials, InvalidRequest
 from llm import providers
+from llm.models import ProviderKey
 from llm.selectors import base_url_of
 
 from . import limits
@@ -51,7 +51,8 @@ from .errors import (
     NoModel,
     UnsupportedFormat,
 )
-from .models import GatewayLimits, Reservation
+from .models import GatewayLimits
+from .reservations import Shortfall, reserve
 from .traffic import traffic_count
 from .wire import Route
 
@@ -79,31 +80,56 @@ class Admission:
     counts_tokens: bool = False  # the agent has a tokens-per-minute limit: settling counts its tokens
 
 
-def agent_of_token(token: str) -> Agent:
-    """The agent whose own token this is (its digest is indexed), or 401."""
-    # One query: the agent with its model, its key, its gateway limits and whether it has budgets.
-    agent = Agent.objects.select_related("llm_model__key", "model_gateway_limits") \
-        .annotate(has_budgets=Exists(Budget.objects.filter(agent_id=OuterRef("pk")))) \
-        .filter(usage_token_digest=usage_token_digest(token)).first() if token else None
-    if agent is None:
+@dataclass(frozen=True)
+class Caller:
+    """The agent a token belongs to, as admission reads it: one row, no model instance of the agent."""
+
+    agent_id: uuid.UUID
+    status: str
+    model_routing: str
+    choice: ModelChoice | None  # its own model, else the platform default
+    rules: GatewayLimits | None
+    has_budgets: bool
+
+
+_CALLER_COLUMNS = (
+    "pk", "status", "model_routing", "llm_model__name", "llm_model__fallbacks", "llm_model__key__pk",
+    "llm_model__key__provider", "llm_model__key__base_url", "llm_model__key__api_key",
+    "model_gateway_limits__pk", "model_gateway_limits__requests_per_minute",
+    "model_gateway_limits__tokens_per_minute", "model_gateway_limits__allowed_models", "has_budgets",
+)
+# Taken on every call: compiled once per process (fleet.compiled_query), one statement.
+_caller_rows = CompiledRows(lambda digest: Agent.objects.filter(usage_token_digest=digest)
+                            .annotate(has_budgets=Exists(Budget.objects.filter(agent_id=OuterRef("pk"))))
+                            .values_list(*_CALLER_COLUMNS), str)
+
+
+def caller_of_token(token: str) -> Caller:
+    """The agent whose own token this is (its digest is indexed), with its model, key, limits and
+    whether it has budgets; 401 for any other token."""
+    rows = _caller_rows.rows(usage_token_digest(token)) if token else []
+    if not rows:
         raise InvalidCredentials("The agent token is invalid.")
-    return agent
+    (agent_id, status, routing, model, fallbacks, key_id, provider, base_url, api_key,
+     limits_id, per_minute, tokens_per_minute, allowed, has_budgets) = rows[0]
+    if model is None:
+        choice = default_choice()
+    else:
+        key = ProviderKey(id=key_id, provider=provider, base_url=base_url, api_key=api_key)
+        choice = ModelChoice(key=key, name=model, fallbacks=tuple(fallbacks or ()))
+    rules = None if limits_id is None else GatewayLimits(
+        agent_id=agent_id, requests_per_minute=per_minute, tokens_per_minute=tokens_per_minute,
+        allowed_models=allowed or [])
+    return Caller(agent_id, status, routing, choice, rules, has_budgets)
 
 
-def _limits_of(agent: Agent) -> GatewayLimits | None:
-    try:
-        return agent.model_gateway_limits
-    except GatewayLimits.DoesNotExist:
-        return None
-
-
-def _routed_agent(token: str) -> Agent:
-    agent = agent_of_token(token)
-    if agent.model_routing != ModelRouting.GATEWAY:
+def _routed_caller(token: str) -> Caller:
+    caller = caller_of_token(token)
+    if caller.model_routing != ModelRouting.GATEWAY:
         raise GatewayNotEnabled()
-    if agent.status not in (*SERVING, *IN_FLIGHT):
-        raise AgentNotServing(f"The agent is {agent.status}.")
-    return agent
+    if caller.status not in (*SERVING, *IN_FLIGHT):
+        raise AgentNotServing(f"The agent is {caller.status}.")
+    return caller
 
 
 def _body(raw: bytes) -> dict:
@@ -163,24 +189,23 @@ def _headers(key, sent: dict) -> dict:
 def admit(*, route: Route, token: str, raw_body: bytes, sent_headers: dict) -> Admission:
     """Check and reserve one call (module docstring); refusals are Fleet errors, counted in the
     agent's traffic once the agent is known."""
-    agent = _routed_agent(token)
+    caller = _routed_caller(token)
     try:
-        return _admit(agent, route, raw_body, sent_headers)
+        return _admit(caller, route, raw_body, sent_headers)
     except Exception as exc:
-        traffic_count(agent_id=agent.pk, outcome=getattr(exc, "code", "error"))
+        traffic_count(agent_id=caller.agent_id, outcome=getattr(exc, "code", "error"))
         raise
 
 
-def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> Admission:
-    choice = agent_choice(agent)
+def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict) -> Admission:
+    choice, rules = caller.choice, caller.rules
     if choice is None:
         raise NoModel()
-    rules = _limits_of(agent)
     url = upstream_url(route, choice.key)
     if not route.carries_a_call:
         listed = tuple(rules.allowed_models) if rules is not None and rules.allowed_models else None
-        return Admission(uuid.uuid4(), agent.pk, choice.key.provider, "", url, _headers(choice.key, sent_headers),
-                         b"", 0, listed_models=listed)
+        return Admission(uuid.uuid4(), caller.agent_id, choice.key.provider, "", url,
+                         _headers(choice.key, sent_headers), b"", 0, listed_models=listed)
     body = _body(raw_body)
     model = body["model"]
     if rules is not None and rules.allowed_models and model not in rules.allowed_models:
@@ -190,13 +215,13 @@ def _admit(agent: Agent, route: Route, raw_body: bytes, sent_headers: dict) -> A
         # The provider's own figures, in the stream's last chunk.
         body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
     if rules is not None and rules.requests_per_minute is not None:
-        limits.calls_take(agent.pk, rules.requests_per_minute)
+        limits.calls_take(caller.agent_id, rules.requests_per_minute)
     if rules is not None and rules.tokens_per_minute is not None:
-        limits.tokens_check(agent.pk, rules.tokens_per_minute)
+        limits.tokens_check(caller.agent_id, rules.tokens_per_minute)
     request_id = uuid.uuid4()
-    reserved = _reserve(agent, request_id=request_id, model=model, provider=choice.key.provider,
+    reserved = _reserve(caller, request_id=request_id, model=model, provider=choice.key.provider,
                         input_bound=len(raw_body), output_bound=output_bound)
-    return Admission(request_id, agent.pk, choice.key.provider, model, url, _headers(choice.key, sent_headers),
+    return Admission(request_id, caller.agent_id, choice.key.provider, model, url, _headers(choice.key, sent_headers),
                      orjson.dumps(body), reserved,
                      counts_tokens=rules is not None and rules.tokens_per_minute is not None)
 
@@ -231,32 +256,24 @@ def worst_case_micros(*, model: str, provider: str, input_bound: int, output_bou
     return math.ceil(cost)
 
 
-def _reserve(agent: Agent, *, request_id, model: str, provider: str, input_bound: int, output_bound: int) -> int:
-    if not agent.has_budgets:
+def _reserve(caller: Caller, *, request_id, model: str, provider: str, input_bound: int, output_bound: int) -> int:
+    if not caller.has_budgets:
         return 0  # no cap to keep (a budget set after the agent was read counts from the next call)
     worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
     if not worst:
         return 0
     now = timezone.now()
-    with transaction.atomic():
-        if not list(Budget.objects.select_for_update().filter(agent_id=agent.pk).values_list("pk", flat=True)):
-            return 0  # no cap to keep
-        # The open reservations before the spend: a call settled in between (its usage in, its
-        # reservation out, in one commit) is then counted twice, never missed.
-        held = Reservation.objects.filter(agent_id=agent.pk, expires_at__gt=now) \
-            .aggregate(total=Sum("worst_micros"))["total"] or 0
-        states = budget_states(now=now, agent_ids=[agent.pk], with_agent=True)
-        over = next((s for s in states if s.spent_micros + held + worst > s.budget.limit_micros), None)
-        if over is None:
-            Reservation.objects.create(id=request_id, agent_id=agent.pk, worst_micros=worst,
-                                       expires_at=now + timedelta(seconds=settings.MODEL_GATEWAY_RESERVATION_SECONDS))
-            return worst
-    # Outside the transaction: the event is kept, though the call is refused.
-    _refusal_event(agent, over, worst)
-    left = max(0, over.budget.limit_micros - over.spent_micros - held)
+    reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
+    if not isinstance(reserved, Shortfall):
+        return reserved
+    # Outside the reservation's transaction: the event is kept, though the call is refused.
+    state = next(s for s in budget_states(now=now, agent_ids=[caller.agent_id], with_agent=True)
+                 if s.budget.pk == reserved.budget_id)
+    _refusal_event(state.budget.agent, state, worst)
+    left = max(0, state.budget.limit_micros - reserved.spent_micros - reserved.held_micros)
     raise BudgetWouldExceed(
-        f"This call could cost up to ${micros_to_usd(worst)}, and the agent's {over.budget.period} budget has "
-        f"${micros_to_usd(left)} left of ${micros_to_usd(over.budget.limit_micros)}; it was not sent.")
+        f"This call could cost up to ${micros_to_usd(worst)}, and the agent's {state.budget.period} budget has "
+        f"${micros_to_usd(left)} left of ${micros_to_usd(state.budget.limit_micros)}; it was not sent.")
 
 
 def _refusal_event(agent: Agent, state, worst: int) -> None:

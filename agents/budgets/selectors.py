@@ -99,6 +99,13 @@ def _budget_spend_sql(windows: dict[str, PeriodWindow], *, agent_ids: list | Non
     return sql, params
 
 
+def agent_spend_sql(*, agent_id, now: datetime) -> tuple[str, list]:
+    """(sql, params) of one agent's budgets as rows (id, spent, limit_micros, soft_threshold_pct),
+    spent in each budget's current period: for a statement that builds on the spend (the model
+    gateway reserves against it in the same statement)."""
+    return _budget_spend_sql(period_windows(now), agent_ids=[agent_id])
+
+
 # The buckets of BudgetState, in SQL over _budget_spend_sql's rows.
 _SOFT_REACHED = "spent * 100 >= limit_micros * soft_threshold_pct"
 _HARD_REACHED = "spent >= limit_micros"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
+from fleet.compiled_query import CompiledRows
+
 from ..models import ModelRate, RateSource
 from ..models.money import usd_to_micros
 from .catalog import CATALOG
@@ -90,18 +92,22 @@ CATALOG_TABLE = _Table((rate.model, Price(rate.since, rate.input_usd_per_mtok, r
                        for rate in CATALOG)
 
 
+_override_rows = CompiledRows(lambda: ModelRate.objects.values_list(
+    "model", "effective_from", "input_usd_per_mtok", "output_usd_per_mtok", "provider"))
+
+
 class RateBook:
     """Prices for one ingestion batch: the overrides are read once, the catalog is built in."""
 
-    def __init__(self, overrides: Iterable[ModelRate] = ()):
-        self._overrides = _Table(
-            (o.model, Price(o.effective_from, o.input_usd_per_mtok, o.output_usd_per_mtok, o.provider.strip().lower()))
-            for o in overrides
-        )
+    def __init__(self, overrides: Iterable[tuple[str, Price]] = ()):
+        self._overrides = _Table(overrides)
 
     @classmethod
     def load(cls) -> RateBook:
-        return cls(ModelRate.objects.all())
+        """The overrides as they are now. Read for every batch (settling a gateway call is one):
+        rows of one statement compiled once, not model instances."""
+        return cls((model, Price(since, input_rate, output_rate, provider.strip().lower()))
+                   for model, since, input_rate, output_rate, provider in _override_rows.rows())
 
     def charge(self, *, model: str, provider: str, day: date, input_tokens: int, output_tokens: int,
                cost_usd=None) -> Charge:

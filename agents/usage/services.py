@@ -67,7 +67,9 @@ def usage_ingest(*, agent: Agent, events: list[UsageInput], now: datetime | None
     """Store the events not seen before for this agent; idempotent on (agent, request_id)."""
     now = now or timezone.now()
     priced = _priced(events, now=now, counted_by=counted_by)
-    with transaction.atomic():
+    # No savepoint when a caller's transaction holds this one (the gateway settles many calls in
+    # one): nothing here catches its own failure, so the caller's rollback is the right one.
+    with transaction.atomic(savepoint=False):
         inserted = usage_events_insert(agent_id=agent.pk, events=priced, received_at=now)
         usage_rollups_add(agent_id=agent.pk, events=inserted)
         if any(e.cost_micros for e in inserted):
