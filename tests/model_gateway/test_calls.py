@@ -155,6 +155,16 @@ def test_an_unreachable_provider_is_a_502_in_the_providers_format(tenancy, price
     assert PROVIDER_KEY not in response.body.decode()
 
 
+def test_a_provider_address_no_longer_allowed_is_refused_at_the_next_call(routed, fake_provider, settings):
+    """The checked address is kept a few seconds, but only under the outbound policy it was checked by."""
+    assert edge_request("POST", CHAT, headers=routed.auth, body=_body()).status == 200
+    settings.OUTBOUND_ALLOWED_HOSTS = []  # loopback is refused again
+    response = edge_request("POST", CHAT, headers=routed.auth, body=_body())
+    assert (response.status, response.json()["error"]["code"]) == (502, "provider_unreachable")
+    assert "refused" in response.json()["error"]["message"]
+    assert len(fake_provider.requests) == 1
+
+
 def test_an_agent_without_a_model_is_told_so(routed, fake_provider):
     routed.agent.llm_model.delete()
     response = edge_request("POST", CHAT, headers=routed.auth, body=_body())

@@ -56,6 +56,16 @@ def test_a_call_that_could_cross_a_hard_cap_is_refused_before_the_provider_sees_
     assert _spent(routed.agent) == COST_MICROS
 
 
+def test_the_refusal_names_the_budget_with_the_least_room_and_what_it_has_left(routed, fake_provider):
+    make_budget(routed.agent, period="monthly", limit_usd=1)  # plenty of room
+    make_budget(routed.agent, period="daily", limit_usd=0.01)  # 10,000 micro-dollars: too little
+    refused = edge_request("POST", CHAT, headers=routed.auth, body=_body())
+    assert refused.status == 402
+    message = refused.json()["error"]["message"]
+    assert "daily budget has $0.01 left of $0.01" in message, message
+    assert not Reservation.objects.exists() and not fake_provider.requests
+
+
 def test_the_anthropic_format_gets_its_own_error_shape(routed, fake_provider, tenancy, http_receiver):
     anthropic = route_through_gateway(tenancy.agent(status="running"), base_url=http_receiver.url,
                                       provider="anthropic")

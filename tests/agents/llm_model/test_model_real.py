@@ -97,7 +97,8 @@ def test_an_agent_answers_with_its_saved_key_a_rotation_and_a_switch_reach_it_li
                              output_usd_per_mtok=Decimal("6"), effective_from=date(2020, 1, 1))
     key = client.post("/api/llm/keys", {"provider": "openai-compatible", "label": "fake", "apiKey": FIRST_KEY,
                                         "baseUrl": fake_model.base_url}, format="json").json()
-    deployed = client.post("/api/agents/deploy", {"runtime_family": family, "name": f"model-{family}", "ram_mb": RAM_MB[family],
+    deployed = client.post("/api/agents/deploy", {"runtime_family": family, "name": f"model-{family}",
+                                                  "ram_mb": RAM_MB[family],
                                                   "model": {"keyId": key["id"], "name": fake_model.model_id}},
                            format="json")
     assert deployed.status_code == 201, deployed.content
