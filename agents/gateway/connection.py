@@ -197,14 +197,24 @@ class OpenClawConnection:
             await asyncio.shield(self._reader)
 
     async def close(self) -> None:
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            try:
-                async with asyncio.timeout(CLOSE_TIMEOUT):
-                    await self._reader
-            except TimeoutError:
-                self._reader.cancel()
+        try:
+            if self._ws is not None:
+                await self._ws.close()
+        finally:  # a close that is itself cancelled (the caller left) still ends the reader
+            await self._end_reader()
+        if self._reader is not None and self._reader.done() and not self._reader.cancelled():
+            self._reader.result()  # the reader's unexpected error, if it had one, surfaces here
+
+    async def _end_reader(self) -> None:
+        """Let the reader see the socket close; cancel it if it has not within CLOSE_TIMEOUT, and
+        wait for the cancellation to land. A reader left pending dies with its event loop in the
+        middle of Connection.recv ("Exception ignored in <coroutine object Connection.recv>")."""
+        if self._reader is None:
+            return
+        await asyncio.wait({self._reader}, timeout=CLOSE_TIMEOUT)  # never cancels it
+        if not self._reader.done():
+            self._reader.cancel()
+            await asyncio.wait({self._reader}, timeout=CLOSE_TIMEOUT)
 
     async def _abandon(self) -> None:
         if self._ws is not None:

@@ -287,3 +287,23 @@ def test_a_connection_made_and_opened_in_async_code_reads_the_device_key_off_the
     assert asyncio.run(listen_once())["protocol"] == 4
     assert server.connects[0]["device"]["id"] == GatewayDevice.objects.get().device_id
     assert server.bad_signatures == 0
+
+
+def test_a_close_cancelled_midway_still_ends_the_reader(scripted):
+    # A chat stream whose client leaves cancels the turn while it closes its connection; a reader
+    # left pending would die with the event loop in the middle of a recv.
+    from agents.gateway.protocol import READ
+
+    server, gateway = scripted()
+
+    async def close_cancelled_midway():
+        connection = gateway.connection([READ])
+        await connection.open()
+        closing = asyncio.create_task(connection.close())
+        await asyncio.sleep(0)  # the close frame is on its way
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        return connection.closed
+
+    assert asyncio.run(close_cancelled_midway())
