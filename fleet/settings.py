@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "integrations",
     "sandbox",
     "model_gateway",
+    "backups",
     "console",
 ]
 
@@ -388,6 +389,14 @@ MIGRATION_BUNDLE_RATIO_AFTER_BYTES = env.int("MIGRATION_BUNDLE_RATIO_AFTER_BYTES
 MIGRATION_UPLOAD_RATE_PER_USER = env.str("MIGRATION_UPLOAD_RATE_PER_USER", default="10/1h")
 MIGRATION_DRAFTS_MAX_PER_USER = env.int("MIGRATION_DRAFTS_MAX_PER_USER", default=5)
 MIGRATION_DRAFTS_MAX_BYTES_PER_USER = env.int("MIGRATION_DRAFTS_MAX_BYTES_PER_USER", default=1024 * 1024 * 1024)
+# Backups (backups app): where agents' bundles go unless a policy names its own S3 storage,
+# `file:///folder` or `s3://ACCESS:SECRET@host:port/bucket/prefix` (`?region=`, `?https=false`);
+# a failed attempt is tried again this many times, the wait doubling from the first.
+BACKUP_STORAGE_URL = env.str("BACKUP_STORAGE_URL", default=f"file://{VAR_DIR / 'backups'}")
+BACKUP_RETRIES = env.int("BACKUP_RETRIES", default=3)
+BACKUP_RETRY_DELAY_SECONDS = env.float("BACKUP_RETRY_DELAY_SECONDS", default=60)
+# A backup still `running` this long after it was asked for has lost its job: it becomes failed.
+BACKUP_LOST_AFTER_SECONDS = env.int("BACKUP_LOST_AFTER_SECONDS", default=6 * 3600)
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 # Integrations: provider endpoints overriding the catalog's, JSON
 # {"<provider>": {"api": URL, "authorize": URL, "token": URL}} (loopback fakes, private gateways),

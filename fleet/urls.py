@@ -24,6 +24,7 @@ api_patterns = [
     path("", include("integrations.urls")),
     path("", include("sandbox.urls")),
     path("", include("model_gateway.urls")),
+    path("", include("backups.urls")),
     # [\s\S]: a path holding a newline (%0A) is caught too, not left to Django's HTML 404.
     re_path(r"^[\s\S]*$", api_not_found, name=API_NOT_FOUND_URL_NAME),
 ]

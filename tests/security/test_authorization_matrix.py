@@ -23,9 +23,11 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from alerts.models import AlertRule
+from backups.models import Backup, BackupPolicy
 from channels.models import LegacyChannel
 from channels.services.legacy import legacy_channel_create
 from fleet.api.views import ApiView
@@ -173,6 +175,11 @@ def agent_session_only(min_role: Role) -> Policy:
             return found
         return agent(min_role)(caller) if caller in SESSIONS else FORBIDDEN
     return policy
+
+
+def backups_reader(caller: str) -> str:
+    """backups.permissions.BackupReader: sessions need editor on the agent, keys agents:read."""
+    return agent(Role.EDITOR if caller in SESSIONS else Role.VIEWER)(caller)
 
 
 def platform_admin_only(caller: str) -> str:
@@ -330,6 +337,12 @@ ACCESS: dict[str, dict[str, Policy]] = {
     # (the world's agent is stopped: callers let through get 409 agent_not_running).
     "agent-terminal-session": {"POST": agent_session_only(Role.ADMIN)},
     "agent-migrations": {"POST": session_only},
+    # Backups: editors (sessions), keys by scope (agents:read reads); restoring is session only.
+    # The world's agent has no container: a backup asked for is 400 no_container; a restore
+    # without a body 400.
+    "agent-backup-policy": {"GET": backups_reader, "PUT": agent(Role.EDITOR), "DELETE": agent(Role.EDITOR)},
+    "agent-backups": {"GET": backups_reader, "POST": agent(Role.EDITOR)},
+    "agent-backup-restore": {"POST": agent_session_only(Role.EDITOR)},
     # Registered targets: the Kubernetes cluster registry and the Proxmox target (platform admins;
     # the world's cluster points at a closed port, so its test answers ok=false quickly).
     "admin-k8s-clusters": {"GET": platform_admin_only, "POST": platform_admin_only},
@@ -379,6 +392,7 @@ class World:
         key, _ = make_api_key(workspace=t.workspace, scopes=["agents:read"])
         rule = make_rule(workspace=t.workspace, channels=[{"type": "email", "to": ["ops@example.com"]}])
         budget = make_budget(agent)
+        BackupPolicy.objects.create(agent=agent, schedule="0 3 * * *", keep=1, next_run_at=timezone.now())
         hermes = t.agent(runtime_family="hermes")
         legacy_channel = legacy_channel_create(agent=hermes, type_="telegram", config={"botToken": "123:matrix"})
         integration = integration_connect(agent=agent, provider="github", config={"token": "ghp_matrix0000"})
@@ -426,6 +440,8 @@ URL_ARGUMENTS: dict[str, Callable[[World], object]] = {
     "host_id": lambda w: matrix_remote_host(w, personal=True).id,
     "session_id": lambda w: "agent:main:matrix",
     "llm_key_id": lambda w: matrix_llm_key(w, own=False).id,
+    "backup_id": lambda w: Backup.objects.create(agent=w.agent, trigger="manual", status="completed",
+                                                 object_key="matrix.tar.gz").id,
 }
 # Where one route's argument names something else than the same name elsewhere.
 ROUTE_ARGUMENTS: dict[tuple[str, str], Callable[[World], object]] = {

@@ -1,0 +1,145 @@
+"""Taking a backup: the row first (`running`), the bundle stored by a task, the row `completed`
+only once the object is whole at its destination; then the policy's retention.
+
+A failed attempt marks the row `failed` with its error (scrubbed of the destination's
+credentials), emits `backup.failed`, and says whether trying again may help (the task retries
+with backoff); a later attempt that succeeds makes the same row `completed`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents.events import agent_event
+from agents.files.errors import StateKeptChanging
+from agents.files.export import agent_export
+from agents.models import Agent
+from fleet.errors import FleetError, NoContainer, Unavailable, UpstreamFailure
+from fleet.redaction import REDACTED
+from fleet.task_queue import task_named
+
+from ..destinations import object_key_for, recorded_destination, storage_of
+from ..models import Backup, BackupPolicy, BackupStatus, BackupTrigger
+from ..storage import StorageError, StorageUrlInvalid
+from .retention import backups_prune
+
+logger = logging.getLogger(__name__)
+
+RUN_TASK = "backups.tasks.run_backup"
+ERROR_MAX = 500
+# user:password@ in any URL a library's message may quote.
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+
+
+class BackupAttemptFailed(Exception):
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.message, self.retryable = message, retryable
+
+
+def backup_request(*, agent: Agent, trigger: str = BackupTrigger.MANUAL) -> Backup:
+    """Record a backup of `agent` as running and queue its job once the transaction commits.
+    An agent without a workload of Fleet's (adopted, never deployed) has no state to back up:
+    400 no_container on demand; a scheduled run is recorded as failed, so someone hears of it."""
+    if agent.is_external or not agent.container_id:
+        refusal = NoContainer("The agent has no workload of Fleet's whose state could be backed up.")
+        if trigger == BackupTrigger.MANUAL:
+            raise refusal
+        backup = Backup.objects.create(agent=agent, trigger=trigger, status=BackupStatus.FAILED, object_key="",
+                                       error=refusal.message)
+        _failed(backup, refusal.message, will_retry=False)
+        return backup
+    policy = BackupPolicy.objects.filter(agent=agent).first()
+    backup = Backup(agent=agent, trigger=trigger, storage=recorded_destination(policy))
+    backup.object_key = object_key_for(backup)
+    backup.save()
+    task_named(RUN_TASK).delay_on_commit(str(backup.pk))  # ids only: never a credential in a message
+    return backup
+
+
+def backup_perform(*, backup_id, retrying_after: bool) -> Backup | None:
+    """One attempt of the backup job: export, store, mark; None when the row is gone or done.
+    `retrying_after` says whether a failure will be tried again (told in the event)."""
+    backup = Backup.objects.select_related("agent").filter(pk=backup_id).first()
+    if backup is None or backup.status == BackupStatus.COMPLETED:
+        return None
+    Backup.objects.filter(pk=backup.pk).update(status=BackupStatus.RUNNING)
+    storage = None
+    try:
+        storage = storage_of(backup)
+        with agent_export(agent=backup.agent) as bundle:
+            size = storage.put(backup.object_key, bundle)
+    except Exception as exc:  # noqa: BLE001 - every failure ends the attempt as `failed`, never `running`
+        retryable = _retryable(exc)
+        message = scrubbed(_error_text(exc), storage.secrets if storage is not None else ())
+        _failed(backup, message, will_retry=retryable and retrying_after)
+        raise BackupAttemptFailed(message, retryable=retryable) from exc
+    return _completed(backup, size)
+
+
+def _retryable(exc: Exception) -> bool:
+    """A destination or engine that may come back, or state that may settle; never a refusal."""
+    if isinstance(exc, StorageUrlInvalid):
+        return False
+    if isinstance(exc, StorageError):
+        return True
+    return isinstance(exc, (UpstreamFailure, Unavailable, StateKeptChanging))
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, FleetError):
+        return exc.message
+    if isinstance(exc, (StorageError, StorageUrlInvalid)):
+        return str(exc)
+    logger.exception("Backup attempt failed unexpectedly")
+    return "The backup failed on an unexpected error (see the server's log)."
+
+
+def scrubbed(text: str, secrets) -> str:
+    """An error for the row, events and logs: the destination's credentials and any URL's
+    user:password replaced, one line, at most ERROR_MAX characters."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _URL_CREDENTIALS.sub(lambda match: f"{match['scheme']}{REDACTED}@", text)
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_MAX else text[: ERROR_MAX - 1] + "…"
+
+
+def backups_lost_fail(*, older_than) -> int:
+    """Backups still `running` since before `older_than`: their job was lost (a worker killed, a
+    broker restarted) or will not end; they become failed, each with its event."""
+    lost = list(Backup.objects.select_related("agent").filter(status=BackupStatus.RUNNING, created_at__lt=older_than))
+    for backup in lost:
+        _failed(backup, "The backup job did not finish in time (its worker may have stopped); take a new backup.",
+                will_retry=False)
+    return len(lost)
+
+
+def _failed(backup: Backup, message: str, *, will_retry: bool) -> None:
+    with transaction.atomic():
+        if not Backup.objects.filter(pk=backup.pk).update(status=BackupStatus.FAILED, error=message):
+            return  # the agent, and its backups, were deleted meanwhile
+        agent_event(backup.agent, "backup.failed", f"A backup of agent {backup.agent.name} failed: {message}",
+                    backupId=str(backup.pk), trigger=backup.trigger, willRetry=will_retry)
+    logger.warning("Backup %s of agent %s failed%s: %s", backup.pk, backup.agent_id,
+                   " (will retry)" if will_retry else "", message)
+
+
+def _completed(backup: Backup, size: int) -> Backup | None:
+    with transaction.atomic():
+        done = Backup.objects.filter(pk=backup.pk).update(status=BackupStatus.COMPLETED, size=size, error="",
+                                                          completed_at=timezone.now())
+        if not done:
+            # The agent was deleted while its bundle was stored: the object has no row to list it.
+            storage_of(backup).delete(backup.object_key)
+            return None
+        backup.refresh_from_db()
+        agent_event(backup.agent, "backup.completed", f"Agent {backup.agent.name} was backed up ({size} bytes).",
+                    backupId=str(backup.pk), trigger=backup.trigger, size=size)
+    logger.info("Backup %s of agent %s completed: %d bytes", backup.pk, backup.agent_id, size)
+    backups_prune(agent_id=backup.agent_id)
+    return backup

@@ -1,0 +1,25 @@
+"""Celery tasks of backups: one backup's job (ids only in its message), the every-minute tick."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from .services import BackupAttemptFailed, backup_perform, backups_queue_due
+
+
+@shared_task(bind=True, name="backups.tasks.run_backup", max_retries=None, soft_time_limit=3600, time_limit=3660)
+def run_backup(self, backup_id: str) -> None:
+    """Export and store; a failure that may pass (destination or engine down) is tried again
+    BACKUP_RETRIES times, the wait doubling from BACKUP_RETRY_DELAY_SECONDS."""
+    attempts_left = self.request.retries < settings.BACKUP_RETRIES
+    try:
+        backup_perform(backup_id=backup_id, retrying_after=attempts_left)
+    except BackupAttemptFailed as exc:
+        if exc.retryable and attempts_left:
+            raise self.retry(countdown=settings.BACKUP_RETRY_DELAY_SECONDS * 2 ** self.request.retries) from None
+
+
+@shared_task(name="backups.tasks.queue_due", soft_time_limit=50, time_limit=55)
+def queue_due() -> None:
+    backups_queue_due()
