@@ -16,3 +16,9 @@ class BackupsConfig(AppConfig):
                     task="backups.tasks.queue_due", every_seconds=60, expires_seconds=50),
     )
 
+    def ready(self):
+        from agents.console.page import PageSection, register_page_section
+
+        from .page import TEMPLATE, backups_card
+
+        register_page_section("backups", PageSection(TEMPLATE, backups_card))

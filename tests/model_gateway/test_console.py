@@ -52,7 +52,8 @@ def test_a_card_that_fails_is_left_out_and_the_page_still_answers(tenancy):
         cards = page_sections(tenancy.agent())
     finally:
         unregister_page_section("broken-test-card")
-    assert [card["template"] for card in cards] == ["admin/model_gateway/agent_traffic.html"]
+    shown = [card["template"] for card in cards]
+    assert "nowhere.html" not in shown and "admin/model_gateway/agent_traffic.html" in shown
 
 
 def test_the_model_form_routes_an_agents_calls_through_fleet(console, platform_admin, tenancy):
