@@ -11,6 +11,7 @@ Each test gets a bucket of its own (the server runs for the session).
 
 from __future__ import annotations
 
+import logging
 import socket
 import uuid
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ class S3Server:
 
     def start(self) -> S3Server:
         from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
 
         self._server = ThreadedMotoServer(ip_address=HOST, port=self.port, verbose=False)
         self._server.start()
