@@ -32,6 +32,10 @@ class StorageError(Exception):
     caller with `Storage.secrets` too, since a library's message may quote anything)."""
 
 
+class DestinationRefused(StorageError):
+    """The outbound policy refuses the destination's host: trying again will not help."""
+
+
 class StorageUrlInvalid(ValueError):
     """A storage URL that cannot be used (the operator's setting, or a recorded one)."""
 
@@ -134,7 +138,8 @@ class S3Storage:
                 try:
                     check_host(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
                 except UnsafeTarget as exc:
-                    raise StorageError(f"The backup destination is refused by the outbound policy: {exc}") from None
+                    refusal = f"The backup destination is refused by the outbound policy: {exc}"
+                    raise DestinationRefused(refusal) from None
             import boto3  # ~1 s to import: only processes that store a backup pay for it
             from botocore.config import Config
 
@@ -192,7 +197,7 @@ class _s3_errors:  # noqa: N801 - used as a `with` statement
         return self
 
     def __exit__(self, kind, exc, tb):
-        if exc is None or isinstance(exc, StorageError):
+        if exc is None or isinstance(exc, StorageError):  # DestinationRefused among them
             return False
         from boto3.exceptions import Boto3Error
         from botocore.exceptions import BotoCoreError, ClientError

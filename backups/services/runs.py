@@ -24,7 +24,7 @@ from fleet.task_queue import task_named
 
 from ..destinations import object_key_for, recorded_destination, storage_of
 from ..models import Backup, BackupPolicy, BackupStatus, BackupTrigger
-from ..storage import StorageError, StorageUrlInvalid
+from ..storage import DestinationRefused, StorageError, StorageUrlInvalid
 from .retention import backups_prune
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def backup_perform(*, backup_id, retrying_after: bool) -> Backup | None:
 
 def _retryable(exc: Exception) -> bool:
     """A destination or engine that may come back, or state that may settle; never a refusal."""
-    if isinstance(exc, StorageUrlInvalid):
+    if isinstance(exc, (StorageUrlInvalid, DestinationRefused)):
         return False
     if isinstance(exc, StorageError):
         return True
