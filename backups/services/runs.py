@@ -13,6 +13,7 @@ import re
 
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from agents.events import agent_event
 from agents.files.errors import StateKeptChanging
@@ -57,7 +58,17 @@ def backup_request(*, agent: Agent, trigger: str = BackupTrigger.MANUAL) -> Back
     backup = Backup(agent=agent, trigger=trigger, storage=recorded_destination(policy))
     backup.object_key = object_key_for(backup)
     backup.save()
-    task_named(RUN_TASK).delay_on_commit(str(backup.pk))  # ids only: never a credential in a message
+
+    def publish() -> None:
+        try:
+            task_named(RUN_TASK).delay(str(backup.pk))  # ids only: never a credential in a message
+        except BrokerError as exc:
+            logger.warning("The job of backup %s could not be published: %s", backup.pk, exc)
+            _failed(backup, "The task broker could not be reached: take the backup again once it is back.",
+                    will_retry=False)
+
+    transaction.on_commit(publish)  # at once outside a transaction: the answer then says `failed`
+    backup.refresh_from_db(fields=["status", "error"])
     return backup
 
 

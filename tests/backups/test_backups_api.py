@@ -184,3 +184,21 @@ def test_a_backup_of_another_runtime_family_is_not_restored_into_the_agent(tenan
 
     assert (response.status_code, response.json()["code"]) == (400, "invalid_state")
     assert "openclaw" in response.json()["error"]
+
+
+def test_a_broker_that_cannot_be_reached_fails_the_backup_instead_of_leaving_it_running(
+        tenancy, deployed, monkeypatch, django_capture_on_commit_callbacks):
+    from kombu.exceptions import OperationalError
+
+    from backups.tasks import run_backup
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(run_backup, "delay", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = tenancy.client("editor").post(f"/api/agents/{deployed.id}/backups")
+
+    assert asked.status_code == 202
+    backup = Backup.objects.get()
+    assert backup.status == "failed" and "broker could not be reached" in backup.error
