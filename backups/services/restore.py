@@ -28,8 +28,8 @@ from fleet.errors import InvalidState, UpstreamFailure
 from ..destinations import storage_of
 from ..errors import BackupNotCompleted
 from ..models import Backup, BackupStatus
+from ..scrub import scrubbed
 from ..storage import StorageError, StorageUrlInvalid
-from .runs import scrubbed
 
 
 class BackupUnreadable(UpstreamFailure):  # 502

@@ -9,7 +9,8 @@ import logging
 
 from ..destinations import storage_of
 from ..models import Backup, BackupPolicy, BackupStatus
-from ..storage import StorageError
+from ..scrub import scrubbed
+from ..storage import StorageError, StorageUrlInvalid
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +25,13 @@ def backups_prune(*, agent_id) -> int:
                      .order_by("-completed_at", "-created_at"))
     removed = 0
     for old in completed[policy.keep:]:
+        storage = None
         try:
-            storage_of(old).delete(old.object_key)
-        except StorageError as exc:
-            logger.warning("Backup %s of agent %s could not be deleted by retention: %s", old.pk, agent_id, exc)
+            storage = storage_of(old)
+            storage.delete(old.object_key)
+        except (StorageError, StorageUrlInvalid) as exc:
+            logger.warning("Backup %s of agent %s could not be deleted by retention: %s", old.pk, agent_id,
+                           scrubbed(str(exc), storage.secrets if storage is not None else ()))
             continue
         old.delete()
         removed += 1

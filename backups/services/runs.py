@@ -9,7 +9,6 @@ with backoff); a later attempt that succeeds makes the same row `completed`.
 from __future__ import annotations
 
 import logging
-import re
 
 from django.db import transaction
 from django.utils import timezone
@@ -20,20 +19,17 @@ from agents.files.errors import StateKeptChanging
 from agents.files.export import agent_export
 from agents.models import Agent
 from fleet.errors import FleetError, NoContainer, Unavailable, UpstreamFailure
-from fleet.redaction import REDACTED
 from fleet.task_queue import task_named
 
 from ..destinations import object_key_for, recorded_destination, storage_of
 from ..models import Backup, BackupPolicy, BackupStatus, BackupTrigger
+from ..scrub import scrubbed
 from ..storage import DestinationRefused, StorageError, StorageUrlInvalid
 from .retention import backups_prune
 
 logger = logging.getLogger(__name__)
 
 RUN_TASK = "backups.tasks.run_backup"
-ERROR_MAX = 500
-# user:password@ in any URL a library's message may quote.
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 
 
 class BackupAttemptFailed(Exception):
@@ -108,16 +104,6 @@ def _error_text(exc: Exception) -> str:
         return str(exc)
     logger.exception("Backup attempt failed unexpectedly")
     return "The backup failed on an unexpected error (see the server's log)."
-
-
-def scrubbed(text: str, secrets) -> str:
-    """An error for the row, events and logs: the destination's credentials and any URL's
-    user:password replaced, one line, at most ERROR_MAX characters."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    text = _URL_CREDENTIALS.sub(lambda match: f"{match['scheme']}{REDACTED}@", text)
-    text = " ".join(text.split())
-    return text if len(text) <= ERROR_MAX else text[: ERROR_MAX - 1] + "…"
 
 
 def backups_lost_fail(*, older_than) -> int:
