@@ -19,6 +19,7 @@ class BackupsConfig(AppConfig):
     def ready(self):
         from agents.console.page import PageSection, register_page_section
 
+        from . import checks  # noqa: F401 - registers the system checks
         from .page import TEMPLATE, backups_card
 
         register_page_section("backups", PageSection(TEMPLATE, backups_card))
