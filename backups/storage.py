@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -72,7 +73,8 @@ class FolderStorage:
             os.replace(partial, target)  # the copy appears whole, or not at all
             _fsync_folder(target.parent)
         except OSError as exc:
-            partial.unlink(missing_ok=True)
+            with suppress(OSError):  # the folder itself may be what failed (not a folder, gone)
+                partial.unlink(missing_ok=True)
             raise StorageError(f"The backup folder could not be written: {exc.strerror or exc}.") from exc
         return size
 

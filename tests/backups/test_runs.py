@@ -167,3 +167,18 @@ def test_a_backup_running_past_its_deadline_is_failed_as_lost(agent, backup_sett
 
     backup.refresh_from_db()
     assert backup.status == "failed" and "did not finish" in backup.error
+
+
+def test_a_folder_that_cannot_be_written_fails_the_backup_and_leaves_no_file(agent, backup_settings, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the backup folder should be")
+    backup_settings.BACKUP_STORAGE_URL = f"file://{blocker}/backups"
+    backup = backup_request(agent=agent)
+
+    run_backup.apply(args=[str(backup.pk)])
+
+    backup.refresh_from_db()
+    assert backup.status == "failed" and "backup folder could not be written" in backup.error
+    assert Event.objects.filter(agent_id=agent.pk, kind="backup.failed").count() == 3
+    assert blocker.read_text() == "a file where the backup folder should be"
+    assert not Backup.objects.filter(status="completed").exists()
