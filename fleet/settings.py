@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "social_django",
     "fleet",
+    "audit",  # right above fleet: every app below the console records into it
     "accounts",
     "workspaces",
     "llm",  # below agents, which use it through selectors
@@ -490,6 +491,9 @@ ALERT_TEST_RECIPIENTS_PER_HOUR = env.int("ALERT_TEST_RECIPIENTS_PER_HOUR", defau
 # Alert deliveries (alerts.services.delivery): the wait before each retry after a failed attempt,
 # in seconds; one attempt more than there are steps. The fault tests shorten them.
 ALERT_RETRY_DELAYS_SECONDS = env.list("ALERT_RETRY_DELAYS_SECONDS", cast=float, default=[10, 60, 300, 1800, 7200])
+
+# The audit log (docs/audit.md): rows older than this many days leave, hourly (audit.purge).
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=365)
 
 # --- Email ----------------------------------------------------------------------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")

@@ -14,6 +14,7 @@ api_patterns = [
     path("schema", SpectacularAPIView.as_view(), name="schema-bare"),
     path("docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs-bare"),
     path("health", HealthView.as_view(), name="health"),
+    path("", include("audit.urls")),
     path("", include("accounts.urls")),
     path("", include("workspaces.urls")),
     path("", include("llm.urls")),

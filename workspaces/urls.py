@@ -6,7 +6,7 @@ alerts' sub-routes of a workspace belong to other apps and must fall through to 
 
 from django.urls import path
 
-from . import api
+from . import api, audit_api
 
 urlpatterns = [
     path("workspaces", api.WorkspaceListApi.as_view(), name="workspace-list"),
@@ -21,6 +21,8 @@ urlpatterns = [
          name="workspace-invitation-list"),
     path("workspaces/<uuid:workspace_id>/invitations/<uuid:invitation_id>", api.WorkspaceInvitationDetailApi.as_view(),
          name="workspace-invitation-detail"),
+    path("workspaces/<uuid:workspace_id>/audit", audit_api.WorkspaceAuditListApi.as_view(),
+         name="workspace-audit"),
     path("invitations", api.MyInvitationListApi.as_view(), name="invitation-list"),
     path("invitations/<uuid:invitation_id>", api.MyInvitationDetailApi.as_view(), name="invitation-detail"),
     path("invitations/<uuid:invitation_id>/accept", api.MyInvitationAcceptApi.as_view(), name="invitation-accept"),

@@ -26,6 +26,7 @@ class AgentChatApi(ApiView):
             },
         },
     }
+    audited = False  # a stream: the turn is a conversation, not a change (docs/audit.md)
     access = {"POST": (AgentOperator,)}
     documented_errors = (409, 429, 502)  # not running or no chat; too many streams; gateway down
 

@@ -51,6 +51,7 @@ class AgentUsageApi(ApiView):
         },
     }
     documented_errors = (429, 503)
+    audited = False  # metering a runtime reports, not a change (docs/audit.md)
     authentication_classes = [AgentTokenAuthentication, FleetAuthentication]
     access = {"POST": (UsageReporter,)}
 

@@ -45,6 +45,7 @@ class ChannelLoginWaitApi(ApiView):
         },
     }
     documented_errors = (409, 502)
+    audited = False  # waits on the runtime for a scan; changes nothing in Fleet (docs/audit.md)
     access = {"POST": (AgentOperator,)}
 
     @extend_schema(summary="Wait for a QR pairing to finish", request=LoginWaitIn, responses=LoginWaitOut)

@@ -51,6 +51,7 @@ class ChannelWebhookApi(PublicApiView):
         },
     }
     documented_errors = (401, 409)
+    audited = False  # a provider's inbound traffic, not a change (docs/audit.md)
     access = {"POST": PUBLIC}
     throttle_classes = [ChannelRateThrottle]
     parser_classes = [RawBodyParser]

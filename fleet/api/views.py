@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import AllowAny, BasePermission
@@ -23,6 +24,7 @@ from .authentication import read_credential
 from .parsers import check_query
 from .permissions import DenyAll, principal_of
 from .principal import Principal
+from .writes import UNSAFE_METHODS, write_recorder
 
 Access = Sequence[type[BasePermission]]
 PUBLIC: Access = (AllowAny,)
@@ -40,6 +42,10 @@ class ApiView(APIView):
     # contract says): the input layer lets a NUL through to them. Taken from the fields of the
     # view's InputSerializer that say so (fleet.api.fields.StrippedNameField).
     control_stripped_fields: tuple[str, ...] = ()
+    # A write and its record are one transaction (fleet.api.writes, docs/audit.md). False only for
+    # a route that streams or waits on a runtime (a chat turn, a pairing wait) or takes a
+    # provider's inbound traffic: it holds no transaction open while it waits, and writes no row.
+    audited: bool = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -53,6 +59,17 @@ class ApiView(APIView):
         undeclared = handled - set(cls.access)
         if undeclared:
             raise ImproperlyConfigured(f"{cls.__qualname__} declares no access for {', '.join(sorted(undeclared))}.")
+
+    def dispatch(self, request, *args, **kwargs):
+        recorder = write_recorder()
+        if recorder is None or not self.audited or request.method not in UNSAFE_METHODS:
+            return super().dispatch(request, *args, **kwargs)
+        # The answer is final here (errors already made their body); a failure to record it
+        # undoes the change, and an unhandled error undoes both (the 500 of ApiErrorMiddleware).
+        with transaction.atomic():
+            response = super().dispatch(request, *args, **kwargs)
+            recorder(self.request, self, response)
+        return response
 
     def initial(self, request, *args, **kwargs):
         check_query(request)  # the query-string half of the input layer (fleet.api.parsers)

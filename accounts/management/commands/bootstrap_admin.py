@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from accounts.services import email_is_valid, password_length_problem, user_create_first_admin
+from fleet.commands import RecordedCommand
 from fleet.errors import Conflict
 
 
-class Command(BaseCommand):
+class Command(RecordedCommand):
     help = (
         "Create the first platform admin if none exists; otherwise do nothing and say so. "
         "Email and password come from --email/--password or FLEET_ADMIN_EMAIL/FLEET_ADMIN_PASSWORD."

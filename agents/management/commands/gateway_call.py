@@ -14,11 +14,12 @@ import json
 from datetime import date
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agents.gateway import as_json, gateway_for
 from agents.gateway.errors import scrub
 from agents.models import Agent
+from fleet.commands import RecordedCommand
 from fleet.errors import FleetError
 
 OPERATIONS = (
@@ -43,7 +44,8 @@ def _arguments(method: str, raw: str | None) -> dict:
     return arguments
 
 
-class Command(BaseCommand):
+class Command(RecordedCommand):
+    one_transaction = False  # a call to a runtime, not a row of ours
     help = "Call one operation of an agent's runtime gateway and print the JSON result."
     # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
     requires_system_checks = []

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.exceptions import ImproperlyConfigured
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from fleet.commands import RecordedCommand
 from fleet.crypto import DecryptionError, decrypt, encrypted_fields, key_ring, needs_rotation, new_key, parse_key_ring
 
 RAW = "_fleet_raw_token"
@@ -33,7 +34,8 @@ class FieldReport:
     changed_meanwhile: int = 0
 
 
-class Command(BaseCommand):
+class Command(RecordedCommand):
+    one_transaction = False  # one transaction per batch of rows
     help = "Re-encrypt every encrypted model field under the primary key of FLEET_ENCRYPTION_KEYS."
     # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
     requires_system_checks = []

@@ -15,11 +15,12 @@ import json
 
 from django.apps import apps
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from fleet.celery import app as celery_app
+from fleet.commands import RecordedCommand
 from fleet.periodic import PeriodicJob
 
 MANAGED_MARKER = "[managed by setup_periodic_tasks]"
@@ -72,7 +73,7 @@ def _desired_fields(job: PeriodicJob) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(RecordedCommand):
     help = "Create, update or disable the celery-beat rows of the periodic jobs declared by the apps."
     # The system checks (agents.W001: how agents reach the web server) are migrate's and check's.
     requires_system_checks = []
