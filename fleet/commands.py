@@ -15,7 +15,7 @@ _recorder: CommandRecorder | None = None
 
 # BaseCommand's own options: how it runs, not what it changes.
 _RUNNER_OPTIONS = frozenset({"verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color",
-                             "skip_checks"})
+                             "skip_checks", "stdout", "stderr"})
 
 
 def register_command_recorder(recorder: CommandRecorder) -> None:

@@ -267,6 +267,8 @@ ACCESS: dict[str, dict[str, Policy]] = {
     },
     "alert-rule-test": {"POST": workspace(Role.ADMIN, key_scope="agents:write")},
     "workspace-events": {"GET": workspace(Role.VIEWER, key_scope="agents:read")},
+    "workspace-audit": {"GET": workspace(Role.ADMIN, keys=False)},
+    "audit-list": {"GET": platform_admin_only},
     "agent-list": {"GET": authenticated("agents:read")},
     "agent-deploy": {"POST": authenticated("agents:write")},
     "agent-adopt": {"POST": authenticated("agents:write")},
