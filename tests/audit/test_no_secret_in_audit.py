@@ -41,7 +41,8 @@ def secret_actions(tenancy, settings):
             "botToken": BOT_TOKEN}}),
         (editor, "post", f"/api/agents/{agent.id}/integrations", {"provider": "github",
                                                                    "config": {"token": INTEGRATION_TOKEN}}),
-        (owner, "patch", "/api/auth/password", {"currentPassword": PASSWORD, "newPassword": NEW_PASSWORD}),  # last: it ends the owner's sessions
+        # Last: a new password ends the owner's sessions.
+        (owner, "patch", "/api/auth/password", {"currentPassword": PASSWORD, "newPassword": NEW_PASSWORD}),
     ]
 
 
