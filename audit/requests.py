@@ -100,3 +100,10 @@ def record_api_write(request, view, response) -> None:
         result=_result(response), target_type=target_type, target_id=target_id,
         workspace_id=_workspace_of(kwargs), detail=_body_names(request),
     )
+
+
+def record_api_read(request, *, action: str, target_type: str, target_id: object,
+                    workspace_id: UUID | None = None) -> None:
+    """A read worth a row of its own (an agent's export: its state leaves Fleet), from its view."""
+    audit_record(action=action, source=Source.API, actor=_api_actor(request), target_type=target_type,
+                 target_id=target_id, workspace_id=workspace_id)

@@ -16,6 +16,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from audit.requests import record_api_read
 from fleet.api.bodies import declared_length, raw_body
 from fleet.api.permissions import SessionOnly
 from fleet.api.serializers import SuccessOut
@@ -84,6 +85,7 @@ class AgentExportApi(ApiView):
         """Download the agent as a bundle: manifest and state, without secrets."""
         agent = request.agent_access.agent
         bundle = agent_export(agent=agent)  # whole before the answer starts: its failures are answers too
+        record_api_read(request, action="agent.export", target_type="agent", target_id=agent.pk)  # a GET: no wrap
         filename = slugify(agent.name) or "agent"
         return FileResponse(bundle, content_type="application/gzip", as_attachment=True,
                             filename=f"{filename}.tar.gz")
