@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 # (command name, option names, result) -> None
@@ -30,7 +30,8 @@ def given_options(options: dict) -> list[str]:
 
 class RecordedCommand(BaseCommand):
     # True: the command and its row are one transaction. False for a command that commits as it
-    # goes (batches of a re-encryption, calls to a runtime): its row follows its end, ok or not.
+    # goes (batches of a re-encryption, calls to a runtime): its row follows its end, "ok", or
+    # "error" when it stopped part way (a CommandError is a refusal before any change: no row).
     one_transaction = True
     command_name = ""  # defaults to the module's name (`bootstrap_admin`)
 
@@ -46,9 +47,10 @@ class RecordedCommand(BaseCommand):
             return output
         try:
             output = super().execute(*args, **options)
-        except BaseException as exc:
-            _recorder(name, given, getattr(exc, "code", None) if isinstance(getattr(exc, "code", None), str)
-                      else "error")
+        except CommandError:
+            raise  # the command's own refusal, said before it changed anything: no row
+        except Exception:
+            _recorder(name, given, "error")  # stopped part way: what it committed has its row
             raise
         _recorder(name, given, "ok")
         return output

@@ -14,6 +14,7 @@ from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from kombu.exceptions import OperationalError as BrokerError
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -130,6 +131,11 @@ def api_exception_handler(exc, context):
         exc = errors.Forbidden()
     elif isinstance(exc, RequestDataTooBig):  # bad input, never a 500
         exc = errors.PayloadTooLarge()
+    elif isinstance(exc, BrokerError):
+        # A job published after the request's commit (fleet.api.writes) that the broker refused:
+        # what the request stored stays, and the job's reconciler publishes it again.
+        logger.warning("A job could not be published after the request's commit: %s", exc)
+        exc = errors.BrokerUnavailable()
     if isinstance(exc, errors.FleetError):
         return domain_error_response(exc)
 

@@ -66,9 +66,15 @@ class ApiView(APIView):
             return super().dispatch(request, *args, **kwargs)
         # The answer is final here (errors already made their body); a failure to record it
         # undoes the change, and an unhandled error undoes both (the 500 of ApiErrorMiddleware).
-        with transaction.atomic():
-            response = super().dispatch(request, *args, **kwargs)
-            recorder(self.request, self, response)
+        try:
+            with transaction.atomic():
+                response = super().dispatch(request, *args, **kwargs)
+                recorder(self.request, self, response)
+        except Exception as exc:
+            # Raised by the recorder (nothing committed), or by an on_commit callback after the
+            # commit (a broker refusing a task: the change and its row stand, and the reconciler
+            # publishes it): either way answered as a view's error is (503 broker_unavailable).
+            response = self.finalize_response(self.request, self.handle_exception(exc), *args, **kwargs)
         return response
 
     def initial(self, request, *args, **kwargs):

@@ -24,6 +24,7 @@ class WhoAmIApi(ApiView):
 class EchoApi(ApiView):
     access = {"POST": PUBLIC}
     authentication_classes = ()
+    audited = False  # the input layer's fuzz runs it without a database; it changes nothing
 
     class InputSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=5)
