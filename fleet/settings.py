@@ -111,6 +111,9 @@ MIDDLEWARE = [
     "fleet.actors.ActorMiddleware",  # after authentication: events a request emits name its user
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, inside the messages: each console POST beyond add/change/delete is one transaction with its
+    # audit row (docs/audit.md).
+    "audit.console_requests.ConsoleWriteMiddleware",
 ]
 
 ROOT_URLCONF = "fleet.urls"

@@ -99,3 +99,30 @@ def test_a_row_is_never_changed_in_place():
         entry.save()
     with pytest.raises(Exception, match="retention"):
         entry.delete()
+
+
+def test_a_console_list_action_leaves_one_row_naming_the_selected(console, tenancy):
+    from tests.factories.workspaces import make_api_key
+    from workspaces.models import ApiKey
+
+    key = make_api_key(workspace=tenancy.workspace, scopes=["agents:read"])[0]
+    before = AuditEntry.objects.filter(source="console").count()
+
+    console.post("/admin/workspaces/apikey/", {"action": "revoke", "_selected_action": [str(key.id)]})
+
+    row = AuditEntry.objects.filter(source="console").latest("id")
+    assert AuditEntry.objects.filter(source="console").count() == before + 1
+    assert (row.action, row.target_type, row.target_id, row.result) == (
+        "console.workspaces_apikey_changelist.revoke", "workspaces.apikey", str(key.id), "ok")
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+
+
+def test_a_lifecycle_button_refused_on_the_agent_page_is_recorded_as_an_error(console, tenancy):
+    agent = tenancy.agent()  # stopped, no workload: "start" is refused
+
+    page = console.post(f"/admin/agents/agent/{agent.id}/act/start/", follow=True).content.decode()
+
+    row = AuditEntry.objects.filter(source="console").latest("id")
+    assert (row.action, row.target_type, row.target_id) == ("console.agents_agent_act.start", "agents.agent",
+                                                            str(agent.id))
+    assert row.result == "error" and "Could not start" in page  # the refusal, still shown on the next page
