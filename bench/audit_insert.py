@@ -1,4 +1,4 @@
-"""What the audit log costs a request (issue 31: "audit insert cost per request").
+"""What the audit log costs a request: the insert, and the list and detail routes with it on and off.
 
 In-process (Django test client, DEBUG off), one client, one caller:
 - the audit INSERT alone (`audit_record` in its own transaction);
