@@ -63,8 +63,9 @@ def backup_request(*, agent: Agent, trigger: str = BackupTrigger.MANUAL) -> Back
             _failed(backup, "The task broker could not be reached: take the backup again once it is back.",
                     will_retry=False)
 
-    transaction.on_commit(publish)  # at once outside a transaction: the answer then says `failed`
-    backup.refresh_from_db(fields=["status", "error"])
+    # Published when the caller's transaction commits (an API or console write is one): a broker
+    # that refuses the job then fails the row, which the list shows.
+    transaction.on_commit(publish)
     return backup
 
 
