@@ -55,6 +55,14 @@ class AgentsConfig(AppConfig):
 
         user_holder_register(agents_holding)  # a user who owns agents is deleted after them
 
+        from audit.scopes import register_target_workspaces
+
+        from .selectors import workspaces_of_agent_id
+
+        # An agent's changes are in the audit log of every workspace it is assigned to.
+        register_target_workspaces(path_param="agent_id", target_types=("agent", "agents.agent"),
+                                   workspaces_of=workspaces_of_agent_id)
+
         from .services.engine_probe import engines_report
         from .services.workload import internal_url_warning
 

@@ -11,6 +11,7 @@ from fleet.commands import register_command_recorder
 from .actors import actor_of_request
 from .models import Source
 from .requests import record_api_write
+from .scopes import workspaces_of_path
 from .services import audit_record
 
 
@@ -38,7 +39,7 @@ def _command_ran(name: str, options: list[str], result: str) -> None:
 
 
 def install() -> None:
-    register_write_recorder(record_api_write)
+    register_write_recorder(record_api_write, before=workspaces_of_path)
     register_command_recorder(_command_ran)
     signals.user_logged_in.connect(_logged_in, dispatch_uid="audit.login")
     signals.user_logged_out.connect(_logged_out, dispatch_uid="audit.logout")

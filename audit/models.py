@@ -64,3 +64,18 @@ class AuditEntry(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnly("Audit entries leave only by the retention purge.")
+
+
+class AuditWorkspace(models.Model):
+    """A workspace a row belongs to, one link per workspace: the path's or the key's, and those
+    the target is in (an agent shared with two workspaces is in both workspaces' logs). Written
+    with its row, gone with it."""
+
+    entry = models.ForeignKey(AuditEntry, on_delete=models.CASCADE, related_name="workspace_links")
+    workspace_id = models.UUIDField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=("workspace_id", "entry"), name="audit_workspace_entry")]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id} in {self.workspace_id}"

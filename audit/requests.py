@@ -84,8 +84,9 @@ def _api_actor(request) -> Actor:
     return actor_of(state.get("_user"), state.get("_auth"), client_ip(request._request), _tried(request))
 
 
-def record_api_write(request, view, response) -> None:
-    """The row of one unsafe API request (called by ApiView inside the request's transaction)."""
+def record_api_write(request, view, response, path_workspaces: frozenset[UUID]) -> None:
+    """The row of one unsafe API request (called by ApiView inside the request's transaction);
+    `path_workspaces`: those of the path's targets, read before the change (scopes.py)."""
     match = request.resolver_match
     url_name = (match.url_name if match else "") or type(view).__name__
     kwargs = dict(getattr(view, "kwargs", None) or {})
@@ -98,7 +99,7 @@ def record_api_write(request, view, response) -> None:
     audit_record(
         action=action, source=Source.API, actor=_api_actor(request),
         result=_result(response), target_type=target_type, target_id=target_id,
-        workspace_id=_workspace_of(kwargs), detail=_body_names(request),
+        workspace_id=_workspace_of(kwargs), detail=_body_names(request), workspace_ids=path_workspaces,
     )
 
 

@@ -44,8 +44,8 @@ def _position(cursor: str) -> tuple[datetime, int]:
 def audit_entries(*, workspace_id: UUID | None, where: AuditFilter) -> QuerySet[AuditEntry]:
     """Rows matching `where`, newest first; one workspace's when `workspace_id` is given."""
     rows = AuditEntry.objects.all()
-    if workspace_id is not None:
-        rows = rows.filter(workspace_id=workspace_id)
+    if workspace_id is not None:  # its links: one per (row, workspace), so the join repeats no row
+        rows = rows.filter(workspace_links__workspace_id=workspace_id)
     if where.actor:
         try:
             rows = rows.filter(actor_user_id=UUID(where.actor))

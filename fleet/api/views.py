@@ -61,15 +61,17 @@ class ApiView(APIView):
             raise ImproperlyConfigured(f"{cls.__qualname__} declares no access for {', '.join(sorted(undeclared))}.")
 
     def dispatch(self, request, *args, **kwargs):
-        recorder = write_recorder()
-        if recorder is None or not self.audited or request.method not in UNSAFE_METHODS:
+        registered = write_recorder()
+        if registered is None or not self.audited or request.method not in UNSAFE_METHODS:
             return super().dispatch(request, *args, **kwargs)
+        recorder, before = registered
         # The answer is final here (errors already made their body); a failure to record it
         # undoes the change, and an unhandled error undoes both (the 500 of ApiErrorMiddleware).
         try:
             with transaction.atomic():
+                read_before = before(kwargs)
                 response = super().dispatch(request, *args, **kwargs)
-                recorder(self.request, self, response)
+                recorder(self.request, self, response, read_before)
         except Exception as exc:
             # Raised by the recorder (nothing committed), or by an on_commit callback after the
             # commit (a broker refusing a task: the change and its row stand, and the reconciler

@@ -13,6 +13,7 @@ from django.utils import timezone
 from audit.actors import Actor
 from audit.models import AuditEntry
 from audit.services import audit_record
+from tests.factories.agents import WorkspaceAgentFactory
 from tests.support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -165,3 +166,21 @@ def test_an_unknown_workspace_is_404_for_a_platform_admin_too_when_it_does_not_e
     response = client_for(tenancy.platform_admin).get(f"/api/workspaces/{uuid.uuid4()}/audit")
 
     assert response.status_code == 404 and response.json()["code"] == "not_found"
+
+
+def test_an_agents_changes_are_in_the_log_of_every_workspace_it_is_in_its_deletion_too(tenancy):
+    """Agent routes name no workspace: the row is linked to the agent's workspaces, read before
+    the change (a deletion takes the agent out of them)."""
+    shared = tenancy.agent()
+    WorkspaceAgentFactory(workspace=tenancy.other_workspace, agent=shared)
+    elsewhere = tenancy.agent(workspace=tenancy.other_workspace)
+    owner = client_for(tenancy.agent_owner)  # a session: no key's workspace to go by
+
+    assert owner.delete(f"/api/agents/{elsewhere.id}").status_code == 200
+    assert owner.delete(f"/api/agents/{shared.id}").status_code == 200
+
+    mine = client_for(tenancy.admin).get(ws_url(tenancy)).json()["items"]
+    assert [(item["action"], item["targetId"]) for item in mine] == [("agent.delete", str(shared.id))]
+    assert mine[0]["workspaceId"] is None  # the row names no one workspace: it is linked to both
+    others = AuditEntry.objects.filter(workspace_links__workspace_id=tenancy.other_workspace.id)
+    assert sorted(others.values_list("target_id", flat=True)) == sorted([str(shared.id), str(elsewhere.id)])

@@ -126,3 +126,4 @@ def test_a_lifecycle_button_refused_on_the_agent_page_is_recorded_as_an_error(co
     assert (row.action, row.target_type, row.target_id) == ("console.agents_agent_act.start", "agents.agent",
                                                             str(agent.id))
     assert row.result == "error" and "Could not start" in page  # the refusal, still shown on the next page
+    assert list(row.workspace_links.values_list("workspace_id", flat=True)) == [tenancy.workspace.id]
