@@ -57,11 +57,11 @@ class AgentsConfig(AppConfig):
 
         from audit.scopes import register_target_workspaces
 
-        from .selectors import workspaces_of_agent_id
+        from .selectors import agent_workspace_ids
 
         # An agent's changes are in the audit log of every workspace it is assigned to.
         register_target_workspaces(path_param="agent_id", target_types=("agent", "agents.agent"),
-                                   workspaces_of=workspaces_of_agent_id)
+                                   workspaces_of=agent_workspace_ids)
 
         from .services.engine_probe import engines_report
         from .services.workload import internal_url_warning

@@ -165,15 +165,6 @@ def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_
     return assignments
 
 
-def workspaces_of_agent_id(agent_id) -> list[UUID]:
-    """The workspaces an agent (by its id, as a route or a row names it) is assigned to: the
-    audit log lists its changes in each."""
-    agent_uuid = uuid_or_none(agent_id)
-    if agent_uuid is None:
-        return []
-    return list(WorkspaceAgent.objects.filter(agent_id=agent_uuid).values_list("workspace_id", flat=True))
-
-
 def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]:
     """GET /agents built in Python: newest first, each row with isDirectOwner, effectiveRole and
     workspaces[]. Three queries whatever the number of agents or workspaces: the caller's roles,
@@ -331,8 +322,13 @@ def agent_access_for_owner(principal: Principal, agent_id) -> AgentAccess:
     return access
 
 
-def agent_workspace_ids(agent: Agent) -> list[UUID]:
-    return list(WorkspaceAgent.objects.filter(agent_id=agent.pk).values_list("workspace_id", flat=True))
+def agent_workspace_ids(agent_id) -> list[UUID]:
+    """The workspaces an agent is assigned to, by its id (as a route or an audit row names it:
+    none for a value that is not one)."""
+    agent_uuid = uuid_or_none(agent_id)
+    if agent_uuid is None:
+        return []
+    return list(WorkspaceAgent.objects.filter(agent_id=agent_uuid).values_list("workspace_id", flat=True))
 
 
 def workspace_agent_list(*, workspace: Workspace, user) -> QuerySet[WorkspaceAgent]:

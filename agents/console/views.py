@@ -110,7 +110,7 @@ def agent_model_view(model_admin, request, object_id):
     return it to the platform default (as DELETE)."""
     agent = _agent(model_admin, request, object_id, change=True)
     principal = Principal(user=request.user)
-    keys = usable_keys(principal=principal, workspace_ids=agent_workspace_ids(agent))
+    keys = usable_keys(principal=principal, workspace_ids=agent_workspace_ids(agent.pk))
     current = model_record(agent)
     initial = {"model_key": str(current["keyId"]) if current["source"] == "agent" else "",
                "model_name": current["name"] if current["source"] == "agent" else "",

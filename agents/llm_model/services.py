@@ -89,7 +89,7 @@ def model_set_from_body(*, principal: Principal, agent: Agent, value) -> AgentMo
     if isinstance(value, dict) and "modelRouting" in value:
         value = dict(value)
         routing = routing_parse(value.pop("modelRouting"))
-    choice = choice_parse(value, principal=principal, workspace_ids=agent_workspace_ids(agent), field="")
+    choice = choice_parse(value, principal=principal, workspace_ids=agent_workspace_ids(agent.pk), field="")
     return agent_model_set(agent=agent, choice=choice, routing=routing)
 
 

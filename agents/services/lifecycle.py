@@ -151,7 +151,7 @@ def agent_delete(*, agent: Agent) -> None:
         engine_call(agent, lambda backend: backend.remove(agent), missing_ok=True)
     elif not agent.is_external and agent.status == Status.ERROR:
         _remove_leftover_state(agent)
-    workspace_ids = agent_workspace_ids(agent)
+    workspace_ids = agent_workspace_ids(agent.pk)
     agent_event(agent, "agent.deleted", f"Agent {agent.name} was deleted.", workspace_ids=workspace_ids)
     agent.delete()
 
