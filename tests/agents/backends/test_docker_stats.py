@@ -8,7 +8,7 @@ import time
 import pytest
 
 from agents.backends.docker import _cpu_samples
-from tests.agents.backends.support import answers_health
+from tests.agents.backends.support import FakeAgent, answers_health, spec_for
 from tests.support import wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
@@ -68,18 +68,25 @@ def _median_read_seconds(backend, agent, reads: int = 3) -> float:
     return statistics.median(seconds)
 
 
-def test_a_busy_container_shows_its_cpu_from_the_first_read_and_the_next(
-    backend, docker_engine, deployed, fresh_process
-):
-    docker_engine.containers.get(deployed.container_id).exec_run(BUSY_LOOP, detach=True)
+@pytest.fixture
+def busy(backend, docker_engine):
+    """A container capped at a tenth of a CPU running a busy loop. The cap is low so that the loop
+    reaches it even while the rest of the suite loads both cores: the figure read is the cap's."""
+    agent = FakeAgent()
+    agent.place(backend.create(agent, spec_for(agent, ram_mb=256, vcpu=0.1)))
+    wait_until(lambda: answers_health(agent.gateway_host_port))
+    docker_engine.containers.get(agent.container_id).exec_run(BUSY_LOOP, detach=True)
     time.sleep(0.5)
+    return agent
 
-    # The container is limited to 0.5 CPU, and 100 % is one whole CPU.
-    first = backend.stats(deployed).cpu_percent  # no earlier reading: a second read gives the delta
-    assert 30 < first < 65
+
+def test_a_busy_container_shows_its_cpu_from_the_first_read_and_the_next(backend, busy, fresh_process):
+    # 100 % is one whole CPU, so the cap is 10 %: a figure scaled by the host's cores would be 5 or 20.
+    first = backend.stats(busy).cpu_percent  # no earlier reading: a second read gives the delta
+    assert 7 < first < 13
     time.sleep(1)
-    second = backend.stats(deployed).cpu_percent  # against the reading the first call kept
-    assert 30 < second < 65
+    second = backend.stats(busy).cpu_percent  # against the reading the first call kept
+    assert 7 < second < 13
 
 
 def test_an_idle_container_shows_next_to_no_cpu(backend, deployed, fresh_process):
