@@ -23,25 +23,26 @@ pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", 
 
 # What a test needs of the machine's engine and its slow parts. Under pytest-xdist (`make test`
 # runs TEST_WORKERS workers, --dist loadgroup) such tests run in groups, each on one worker, in order:
-# ENGINE_GROUP holds every module that starts a real runtime, a browser or sshd (module runtimes,
-# ports and engine-wide checks are never shared between two test processes), DOCKER_GROUP the
-# modules that need only the Docker engine and the small test image. The two groups share the
-# engine but nothing else: each worker has its own database, Redis db and host port range
-# (tests/settings.py) and its containers carry its own session label (tests/infra/docker.py).
+# the ENGINE_GROUPS hold every module that starts a real runtime, a browser or sshd, dealt
+# alternately in the order they run (two workers each hold at most two OpenClaw at a time: the
+# current module's and the next one's, started ahead), DOCKER_GROUP the modules that need only the
+# Docker engine and the small test image. The groups share the engine but nothing else: each
+# worker has its own database, Redis db and host port range (tests/settings.py) and its
+# containers carry its own session label (tests/infra/docker.py).
 # FAULTS_GROUP (below) holds the fault tests that start no runtime. Tests that need only
 # PostgreSQL and Redis are spread over every worker.
 HEAVY_MARKERS = ("runtime", "sshd", "browser")
 HEAVY_FIXTURES = ("openclaw_runtime", "hermes_runtime")
 ENGINE_MARKERS = ("docker", *HEAVY_MARKERS)
 ENGINE_FIXTURES = ("docker_engine", "docker_engine_url", "docker_settings", *HEAVY_FIXTURES)
-ENGINE_GROUP = "engine"
+ENGINE_GROUPS = ("engine", "engine2")
 DOCKER_GROUP = "docker"
 # The fault tests (tests/faults) that start no runtime: private services and the Procfile's
 # processes, mostly waiting on them; a group of their own, so with a third test worker they wait
 # beside the other two groups instead of behind one of them.
 FAULTS_GROUP = "faults"
 FAULTS_PACKAGE = "tests.faults."
-GROUPS = (ENGINE_GROUP, DOCKER_GROUP, FAULTS_GROUP)
+GROUPS = (*ENGINE_GROUPS, DOCKER_GROUP, FAULTS_GROUP)
 
 
 def _needs(item, markers, fixtures) -> bool:
@@ -51,11 +52,13 @@ def _needs(item, markers, fixtures) -> bool:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the markers
 def pytest_collection_modifyitems(config, items):
-    heavy_modules = {item.module.__name__ for item in items if _needs(item, HEAVY_MARKERS, HEAVY_FIXTURES)}
+    heavy_modules = list(dict.fromkeys(item.module.__name__ for item in items
+                                       if _needs(item, HEAVY_MARKERS, HEAVY_FIXTURES)))
+    engine_group_of = {module: ENGINE_GROUPS[index % len(ENGINE_GROUPS)] for index, module in enumerate(heavy_modules)}
     for item in items:
         module = item.module.__name__
-        if _needs(item, ENGINE_MARKERS, ENGINE_FIXTURES) and module in heavy_modules:
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        if _needs(item, ENGINE_MARKERS, ENGINE_FIXTURES) and module in engine_group_of:
+            item.add_marker(pytest.mark.xdist_group(engine_group_of[module]))
         elif module.startswith(FAULTS_PACKAGE):
             item.add_marker(pytest.mark.xdist_group(FAULTS_GROUP))
         elif _needs(item, ENGINE_MARKERS, ENGINE_FIXTURES):

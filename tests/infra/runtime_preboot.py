@@ -1,8 +1,9 @@
 """Starting the next test module's OpenClaw while the current module runs (tests/infra/runtimes.py).
 
 OpenClaw takes about 10 s to become ready, and every module that does not share its runtimes
-(SHARES_RUNTIMES) gets one of its own. The modules that start one run in order on one worker
-(tests/conftest.py: the engine group), and that order is known once the session is collected.
+(SHARES_RUNTIMES) gets one of its own. The modules that start one run in order, each engine group
+on one worker (tests/conftest.py), and that order is known once the session is collected: the
+next run is the next one of the same group.
 So once a module's runtime is ready, the next such module's OpenClaw is started in a background
 thread, bound to that module's own fake model (created then, handed to its `fake_model` fixture),
 with its own token: by the time the next module asks, it is usually ready, and nothing has used it.
@@ -44,11 +45,13 @@ class RunPlan:
     def __init__(self, items) -> None:
         self._run_of: dict[str, int] = {}
         self._needs_openclaw: list[bool] = []
+        self._group: list[str | None] = []  # each run's xdist group: the worker that runs it
         previous = None
         for item in items:
             module = getattr(item, "module", None)
             if module is not previous or not self._needs_openclaw:
                 self._needs_openclaw.append(False)
+                self._group.append(_xdist_group(item))
                 previous = module
             run = len(self._needs_openclaw) - 1
             self._run_of[item.nodeid] = run
@@ -60,7 +63,13 @@ class RunPlan:
 
     def next_needing_openclaw(self, run: int) -> int | None:
         later = range(run + 1, len(self._needs_openclaw))
-        return next((index for index in later if self._needs_openclaw[index]), None)
+        return next((index for index in later
+                     if self._needs_openclaw[index] and self._group[index] == self._group[run]), None)
+
+
+def _xdist_group(item) -> str | None:
+    marker = item.get_closest_marker("xdist_group") if hasattr(item, "get_closest_marker") else None
+    return None if marker is None else marker.kwargs.get("name", marker.args[0] if marker.args else None)
 
 
 @dataclass

@@ -33,3 +33,19 @@ def test_a_module_run_in_two_stretches_is_two_runs():
     assert plan.run_of(items[0]) != plan.run_of(items[2])
     assert plan.next_needing_openclaw(plan.run_of(items[0])) == plan.run_of(items[2])
     assert plan.next_needing_openclaw(plan.run_of(items[1])) == plan.run_of(items[2])
+
+
+def test_the_next_run_is_one_of_the_same_engine_group_the_worker_runs():
+    # tests/conftest.py deals the runtime modules to two groups, each run by its own worker.
+    def grouped(nodeid, module, group):
+        marker = SimpleNamespace(args=(group,), kwargs={})
+        return SimpleNamespace(nodeid=nodeid, module=module, fixturenames=["openclaw_runtime"],
+                               get_closest_marker=lambda name: marker if name == "xdist_group" else None)
+
+    first, second, third = (SimpleNamespace(SHARES_RUNTIMES=False) for _ in range(3))
+    items = [grouped("a1", first, "engine"), grouped("b1", second, "engine2"), grouped("c1", third, "engine")]
+
+    plan = RunPlan(items)
+
+    assert plan.next_needing_openclaw(plan.run_of(items[0])) == plan.run_of(items[2])
+    assert plan.next_needing_openclaw(plan.run_of(items[1])) is None
