@@ -5,13 +5,20 @@ are left to ModelAdmin.log_* (audit.console), and the sign-in pages to Django's 
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
 from django.db import transaction
+from django.http import HttpResponse
+from kombu.exceptions import OperationalError as BrokerError
+
+from fleet.errors import BrokerUnavailable
 
 from .actors import actor_of_request
 from .models import OK, Source
 from .services import audit_record
 
+logger = logging.getLogger(__name__)
 ADMIN_PREFIX = "/admin/"
 # Recorded elsewhere: ModelAdmin.log_* (audit.console) and the auth signals (audit.hooks).
 LOGGED_ELSEWHERE = ("_add", "_change", "_delete", "_password_change")
@@ -45,10 +52,16 @@ class ConsoleWriteMiddleware:
     def __call__(self, request):
         if not request.path.startswith(ADMIN_PREFIX) or request.method != "POST":
             return self.get_response(request)
-        with transaction.atomic():
-            response = self.get_response(request)
-            if _recorded_here(request):
-                _record(request, response)
+        try:
+            with transaction.atomic():
+                response = self.get_response(request)
+                if _recorded_here(request):
+                    _record(request, response)
+        except BrokerError as exc:
+            # A job published when the write commits (fleet.api.writes says the same to an API
+            # client as a 503): what the write stored is kept; the page says to try again.
+            logger.warning("A job could not be published after the console's commit: %s", exc)
+            return HttpResponse(BrokerUnavailable.default_message, status=503, content_type="text/plain")
         return response
 
 

@@ -91,7 +91,8 @@ class BackupRestoreApi(ApiView):
         201: RestoredAsDraftOut,
     })
     def post(self, request, agent_id, backup_id):
-        """Restore a completed backup into this agent (stopped, redeployed on it) or as a new agent's draft."""
+        """Restore a completed backup into this agent (in the background: stopped, redeployed on it) or as a new
+        agent's draft."""
         body = BackupRestoreIn(data=request.data)
         body.is_valid(raise_exception=True)
         backup = backup_get(agent=request.agent_access.agent, backup_id=backup_id)

@@ -59,7 +59,8 @@ def backup_restore_view(model_admin, request, agent_id, backup_id):
     try:
         if into == "same":
             backup_restore_into_agent(backup=backup)
-            done = f"{agent.name} is being redeployed on its backup of {backup.created_at:%Y-%m-%d %H:%M} UTC."
+            done = (f"{agent.name} will be redeployed on its backup of {backup.created_at:%Y-%m-%d %H:%M} UTC "
+                    "once the backup is fetched: its events say when.")
         elif into == "new":
             draft = backup_restore_as_draft(backup=backup, user=request.user)
             done = (f"The backup is migration draft {draft.id} (until {draft.expires_at:%Y-%m-%d %H:%M} UTC): "

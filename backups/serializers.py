@@ -69,7 +69,8 @@ class BackupRestoreIn(serializers.Serializer):
 
 class RestoredIntoAgentOut(serializers.Serializer):
     agentId = serializers.UUIDField(source="pk")  # noqa: N815
-    status = serializers.CharField(help_text="queued: being redeployed on the backup's state")
+    status = serializers.CharField(help_text="The agent's status now: the job stops and redeploys it once the "
+                                             "backup's bundle is fetched and checked")
 
 
 class RestoredAsDraftOut(serializers.Serializer):

@@ -1,11 +1,12 @@
-"""Celery tasks of backups: one backup's job (ids only in its message), the every-minute tick."""
+"""Celery tasks of backups: one backup's job, one restore's (ids only in their messages), the
+every-minute tick."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 
-from .services import BackupAttemptFailed, backup_perform, backups_queue_due
+from .services import BackupAttemptFailed, backup_perform, backup_restore_perform, backups_queue_due
 
 
 @shared_task(bind=True, name="backups.tasks.run_backup", max_retries=None, soft_time_limit=3600, time_limit=3660)
@@ -15,6 +16,19 @@ def run_backup(self, backup_id: str) -> None:
     attempts_left = self.request.retries < settings.BACKUP_RETRIES
     try:
         backup_perform(backup_id=backup_id, retrying_after=attempts_left)
+    except BackupAttemptFailed as exc:
+        if exc.retryable and attempts_left:
+            raise self.retry(countdown=settings.BACKUP_RETRY_DELAY_SECONDS * 2 ** self.request.retries) from None
+
+
+@shared_task(bind=True, name="backups.tasks.restore_backup", max_retries=None, soft_time_limit=3600,
+             time_limit=3660)
+def restore_backup(self, backup_id: str) -> None:
+    """Fetch the bundle and redeploy the agent on it; a destination that fails is tried again
+    like a backup's (BACKUP_RETRIES, from BACKUP_RETRY_DELAY_SECONDS doubling)."""
+    attempts_left = self.request.retries < settings.BACKUP_RETRIES
+    try:
+        backup_restore_perform(backup_id=backup_id, retrying_after=attempts_left)
     except BackupAttemptFailed as exc:
         if exc.retryable and attempts_left:
             raise self.retry(countdown=settings.BACKUP_RETRY_DELAY_SECONDS * 2 ** self.request.retries) from None

@@ -82,14 +82,14 @@ def backup_perform(*, backup_id, retrying_after: bool) -> Backup | None:
         with agent_export(agent=backup.agent) as bundle:
             size = storage.put(backup.object_key, bundle)
     except Exception as exc:  # noqa: BLE001 - every failure ends the attempt as `failed`, never `running`
-        retryable = _retryable(exc)
+        retryable = retryable_failure(exc)
         message = scrubbed(_error_text(exc), storage.secrets if storage is not None else ())
         _failed(backup, message, will_retry=retryable and retrying_after)
         raise BackupAttemptFailed(message, retryable=retryable) from exc
     return _completed(backup, size)
 
 
-def _retryable(exc: Exception) -> bool:
+def retryable_failure(exc: Exception) -> bool:
     """A destination or engine that may come back, or state that may settle; never a refusal."""
     if isinstance(exc, (StorageUrlInvalid, DestinationRefused)):
         return False

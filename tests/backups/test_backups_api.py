@@ -9,10 +9,14 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
-from agents.files.drafts import migration_draft_get
+from agents.files.drafts import import_path, migration_draft_get
 from backups.models import Backup
+from backups.services import BackupAttemptFailed, backup_restore_perform
 from backups.storage import FolderStorage
+from backups.tasks import restore_backup
+from fleet.models import Event
 from tests.agents.files.bundles import bundle
 
 pytestmark = pytest.mark.django_db
@@ -155,16 +159,51 @@ def test_a_restore_needs_into_same_or_new(tenancy, deployed, backup_settings, tm
     assert "into" in response.json()["fields"]
 
 
-def test_a_backup_missing_from_its_destination_is_502_and_nothing_is_stopped(tenancy, deployed, backup_settings,
-                                                                              tmp_path):
+def _restore_events(agent) -> list[tuple[str, dict]]:
+    events = Event.objects.filter(agent_id=agent.pk, kind__startswith="backup.").order_by("occurred_at")
+    return [(event.kind, event.data) for event in events]
+
+
+def test_restoring_into_the_agent_queues_the_job_once_the_request_commits_and_answers_the_agent_as_it_is(
+        tenancy, deployed, backup_settings, tmp_path, django_capture_on_commit_callbacks, monkeypatch):
+    backup = _completed(deployed, backup_settings, tmp_path)
+    queued = []
+    monkeypatch.setattr(restore_backup, "delay", queued.append)
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = _restore(tenancy.client("editor"), deployed, backup.pk, into="same")
+        assert queued == []  # nothing before the commit
+
+    assert response.status_code == 202, response.json()
+    assert response.json() == {"agentId": str(deployed.id), "status": "running"}  # not stopped yet
+    for callback in callbacks:
+        callback()
+    assert queued == [str(backup.pk)]  # the backup's id only
+
+
+def test_a_backup_missing_from_its_destination_fails_the_restore_with_an_event_and_nothing_is_stopped(
+        deployed, backup_settings, tmp_path):
     backup = _completed(deployed, backup_settings, tmp_path)
     (tmp_path / "backups" / backup.object_key).unlink()
 
-    response = _restore(tenancy.client("editor"), deployed, backup.pk, into="same")
+    with pytest.raises(BackupAttemptFailed) as failed:
+        backup_restore_perform(backup_id=backup.pk, retrying_after=True)
 
-    assert (response.status_code, response.json()["code"]) == (502, "backup_storage_failed")
+    assert failed.value.retryable  # the destination may have the object again: tried like a backup
+    [(kind, data)] = _restore_events(deployed)
+    assert (kind, data["backupId"], data["willRetry"]) == ("backup.restore_failed", str(backup.pk), True)
     deployed.refresh_from_db()
     assert deployed.status == "running"
+    assert not import_path(deployed.pk).exists()
+
+
+def test_the_restore_job_tries_a_failing_destination_again_then_gives_up(deployed, backup_settings, tmp_path):
+    backup = _completed(deployed, backup_settings, tmp_path)
+    (tmp_path / "backups" / backup.object_key).unlink()
+
+    restore_backup.apply(args=[str(backup.pk)])  # eager: its retries run at once
+
+    assert [data["willRetry"] for _, data in _restore_events(deployed)] == [True, True, False]  # BACKUP_RETRIES 2
 
 
 def test_an_agent_still_deploying_is_not_restored_into(tenancy, backup_settings, tmp_path):
@@ -176,14 +215,55 @@ def test_an_agent_still_deploying_is_not_restored_into(tenancy, backup_settings,
     assert (response.status_code, response.json()["code"]) == (400, "invalid_state")
 
 
+def test_an_agent_that_started_deploying_while_the_bundle_came_is_left_alone(deployed, backup_settings, tmp_path):
+    backup = _completed(deployed, backup_settings, tmp_path)
+    deployed.status = "queued"
+    deployed.save()
+
+    with pytest.raises(BackupAttemptFailed) as failed:
+        backup_restore_perform(backup_id=backup.pk, retrying_after=True)
+
+    assert not failed.value.retryable
+    [(kind, data)] = _restore_events(deployed)
+    assert (kind, data["willRetry"]) == ("backup.restore_failed", False)
+    assert not import_path(deployed.pk).exists()  # a later deploy restores nothing nobody asked for
+
+
 def test_a_backup_of_another_runtime_family_is_not_restored_into_the_agent(tenancy, backup_settings, tmp_path):
     hermes = tenancy.agent(status="stopped", container_id="c", runtime_family="hermes")
     backup = _completed(hermes, backup_settings, tmp_path)  # the bundle says openclaw
 
-    response = _restore(tenancy.client("editor"), hermes, backup.pk, into="same")
+    with pytest.raises(BackupAttemptFailed) as failed:
+        backup_restore_perform(backup_id=backup.pk, retrying_after=True)
 
-    assert (response.status_code, response.json()["code"]) == (400, "invalid_state")
-    assert "openclaw" in response.json()["error"]
+    assert not failed.value.retryable and "openclaw" in failed.value.message
+    [(kind, data)] = _restore_events(hermes)
+    assert kind == "backup.restore_failed" and data["willRetry"] is False
+    hermes.refresh_from_db()
+    assert hermes.status == "stopped"
+
+
+def test_the_restore_of_an_agent_deleted_meanwhile_ends_quietly(deployed, backup_settings, tmp_path):
+    backup = _completed(deployed, backup_settings, tmp_path)
+    Backup.objects.filter(pk=backup.pk).delete()
+
+    assert backup_restore_perform(backup_id=backup.pk, retrying_after=True) is None
+
+
+@pytest.mark.django_db(transaction=True)  # the job is published when the request really commits
+def test_a_broker_that_cannot_take_the_restore_is_503_and_leaves_the_agent_as_it_was(
+        tenancy, deployed, backup_settings, tmp_path, monkeypatch):
+    backup = _completed(deployed, backup_settings, tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise BrokerError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(restore_backup, "delay", refuse)
+    response = _restore(tenancy.client("editor"), deployed, backup.pk, into="same")
+
+    assert (response.status_code, response.json()["code"]) == (503, "broker_unavailable")
+    deployed.refresh_from_db()
+    assert deployed.status == "running"
 
 
 def test_a_broker_that_cannot_be_reached_fails_the_backup_instead_of_leaving_it_running(

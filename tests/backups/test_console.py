@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from agents.files.drafts import migration_draft_get
 from backups.models import Backup, BackupPolicy
+from backups.tasks import restore_backup
 from tests.backups.test_backups_api import _completed
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +78,35 @@ def test_restoring_a_backup_that_is_not_completed_names_the_refusal(console, ten
                             {"into": "same", "confirmed": "yes"}, follow=True)
 
     assert "Only a completed backup can be restored" in response.content.decode()
+
+
+def test_restoring_into_the_agent_queues_the_job_and_says_so(console, tenancy, backup_settings, tmp_path,
+                                                             monkeypatch, django_capture_on_commit_callbacks):
+    agent = tenancy.agent(container_id="c")
+    backup = _completed(agent, backup_settings, tmp_path)
+    queued = []
+    monkeypatch.setattr(restore_backup, "delay", queued.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        done = console.post(f"/admin/backups/backup/agent/{agent.pk}/{backup.pk}/restore/",
+                            {"into": "same", "confirmed": "yes"}, follow=True).content.decode()
+
+    assert "will be redeployed on its backup" in done
+    assert queued == [str(backup.pk)]
+
+
+@pytest.mark.django_db(transaction=True)  # the job is published when the console's write really commits
+def test_a_broker_that_cannot_take_the_restore_is_a_503_page_not_a_server_error(console, tenancy, backup_settings,
+                                                                                 tmp_path, monkeypatch):
+    agent = tenancy.agent(container_id="c")
+    backup = _completed(agent, backup_settings, tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise BrokerError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(restore_backup, "delay", refuse)
+    response = console.post(f"/admin/backups/backup/agent/{agent.pk}/{backup.pk}/restore/",
+                            {"into": "same", "confirmed": "yes"})
+
+    assert response.status_code == 503
+    assert "task broker could not be reached" in response.content.decode()

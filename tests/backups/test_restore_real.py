@@ -11,7 +11,7 @@ import pytest
 from agents.backends.engine import backend_of
 from agents.models import Agent
 from backups.models import Backup
-from backups.tasks import run_backup
+from backups.tasks import restore_backup, run_backup
 from tests.agents.runtimes.support import runtime_image
 from tests.infra.provisioning import provision_to_end
 from tests.support import client_for
@@ -69,7 +69,8 @@ def test_a_real_openclaw_comes_back_from_its_s3_backup_in_place_and_as_a_new_age
         restored = client.post(f"/api/agents/{agent.id}/backups/{backup.pk}/restore", {"into": "same"},
                                format="json")
         assert restored.status_code == 202, restored.content
-        assert restored.json() == {"agentId": str(agent.id), "status": "queued"}
+        assert restored.json() == {"agentId": str(agent.id), "status": "running"}  # the job stops it
+        restore_backup.apply(args=[str(backup.pk)])  # the job: fetch, check, stop, redeploy
         agent = _provisioned(agent.id)
         assert agent.container_id != old_container  # a new workload on the kept, restored state
         assert _note(client, agent) == b"before the bad day\n"
