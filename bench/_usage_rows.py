@@ -65,6 +65,31 @@ def usage_rows_generate(rows: int, *, days: int) -> float:
     return time.perf_counter() - started
 
 
+def budgets_create() -> None:
+    """A monthly budget for every agent, a daily one for every third, limits set from the spend:
+    every 200th agent over its cap, every 50th over its soft threshold, the rest far below."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH ranked AS (
+                SELECT a.id, row_number() OVER (ORDER BY a.name) AS n,
+                       coalesce((SELECT sum(s.cost_micros) FROM agents_agentspendday s
+                                 WHERE s.agent_id = a.id AND s.day >= date_trunc('month', now())::date), 0) AS month,
+                       coalesce((SELECT sum(s.cost_micros) FROM agents_agentspendday s
+                                 WHERE s.agent_id = a.id AND s.day = (now() AT TIME ZONE 'UTC')::date), 0) AS today
+                FROM agents_agent a
+            )
+            INSERT INTO agents_budget (id, agent_id, period, limit_micros, soft_threshold_pct, created_at, updated_at)
+            SELECT gen_random_uuid(), id, p.period,
+                   greatest(1, (CASE WHEN n % 200 = 0 THEN 0.9 WHEN n % 50 = 0 THEN 1.1 ELSE 3 END)
+                               * (CASE p.period WHEN 'monthly' THEN month ELSE today END))::bigint,
+                   80, now(), now()
+            FROM ranked, (VALUES ('monthly'), ('daily')) AS p(period)
+            WHERE p.period = 'monthly' OR n % 3 = 0
+            """
+        )
+
+
 def table_rows(table: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT count(*) FROM {table}")

@@ -17,37 +17,12 @@ from django.test.utils import CaptureQueriesContext
 
 from bench import measure, report
 
-from ._usage_rows import agents_create, table_rows, usage_rows_generate
+from ._usage_rows import agents_create, budgets_create, table_rows, usage_rows_generate
 
 # The sweep reads only the spend rollup (agents x days), so BENCH_SWEEP_USAGE_ROWS=1000000 gives
 # the same sweep figures in a fraction of the generation time; the default is the target's 10 M.
 AGENTS = int(os.environ.get("BENCH_SWEEP_AGENTS", 10_000))
 USAGE_ROWS = int(os.environ.get("BENCH_SWEEP_USAGE_ROWS", 10_000_000))
-
-
-def _budgets_create() -> None:
-    """A monthly budget for every agent, a daily one for every third, limits set from the spend:
-    every 200th agent over its cap, every 50th over its soft threshold, the rest far below."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            WITH ranked AS (
-                SELECT a.id, row_number() OVER (ORDER BY a.name) AS n,
-                       coalesce((SELECT sum(s.cost_micros) FROM agents_agentspendday s
-                                 WHERE s.agent_id = a.id AND s.day >= date_trunc('month', now())::date), 0) AS month,
-                       coalesce((SELECT sum(s.cost_micros) FROM agents_agentspendday s
-                                 WHERE s.agent_id = a.id AND s.day = (now() AT TIME ZONE 'UTC')::date), 0) AS today
-                FROM agents_agent a
-            )
-            INSERT INTO agents_budget (id, agent_id, period, limit_micros, soft_threshold_pct, created_at, updated_at)
-            SELECT gen_random_uuid(), id, p.period,
-                   greatest(1, (CASE WHEN n % 200 = 0 THEN 0.9 WHEN n % 50 = 0 THEN 1.1 ELSE 3 END)
-                               * (CASE p.period WHEN 'monthly' THEN month ELSE today END))::bigint,
-                   80, now(), now()
-            FROM ranked, (VALUES ('monthly'), ('daily')) AS p(period)
-            WHERE p.period = 'monthly' OR n % 3 = 0
-            """
-        )
 
 
 def main() -> None:
@@ -56,7 +31,7 @@ def main() -> None:
 
     agents_create(AGENTS, owner_email="bench-sweep@example.com")
     seconds = usage_rows_generate(USAGE_ROWS, days=30)
-    _budgets_create()
+    budgets_create()
     report(
         "generated",
         agents=AGENTS,
