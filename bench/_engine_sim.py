@@ -258,12 +258,12 @@ def _serve(folder: str, engines: list[list[str]], ports_wanted: int, mode: str, 
             sock.bind((HOST, 0))
             runtime_sockets.append(sock)
         ports = [sock.getsockname()[1] for sock in runtime_sockets]
-        for sock in runtime_sockets:
-            await loop.create_server(lambda: _Http(_runtime), sock=sock, backlog=512)
+        servers = [await loop.create_server(lambda: _Http(_runtime), sock=sock, backlog=512)
+                   for sock in runtime_sockets]  # kept: a server nothing refers to is closed
         sims = [_Engine(k, ids, ports, mode, delay) for k, ids in enumerate(engines)]
         for sim in sims:
             path = os.path.join(folder, f"engine-{sim.index}.sock")
-            await loop.create_unix_server(lambda sim=sim: _Http(sim.answer), path=path, backlog=1024)
+            servers.append(await loop.create_unix_server(lambda sim=sim: _Http(sim.answer), path=path, backlog=1024))
         print(json.dumps(ports), flush=True)
         stop = asyncio.Event()
         loop.add_reader(sys.stdin.fileno(), stop.set)  # the parent closed our stdin (or wrote to it)
