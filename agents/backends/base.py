@@ -7,7 +7,8 @@ outside this package branches on the target.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import BinaryIO, Protocol, runtime_checkable
@@ -282,6 +283,19 @@ class WorkloadLogs(Protocol):
 
 
 # -- terminals (docs/edge.md) ----------------------------------------------------------------------
+
+
+@runtime_checkable
+class WorkloadStatsReader(Protocol):
+    """A backend whose engine can be read for stats on the event loop, many reads at once
+    (the sampler, agents.stats.sampler_async), rather than one thread per read."""
+
+    def stats_reader(
+        self, *, connections: int
+    ) -> AbstractAsyncContextManager[Callable[[object], Awaitable[StatsSnapshot]]] | None:
+        """`async with` it for `read(agent) -> StatsSnapshot` (as stats()) with at most
+        `connections` requests at once on the engine; None when this engine is not reached
+        that way (the caller calls stats() in a thread)."""
 
 
 class WorkloadNotRunning(BackendError):

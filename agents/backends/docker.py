@@ -58,6 +58,7 @@ from agents.backends.docker_engine import (
 )
 from agents.backends.docker_files import DockerStateFiles
 from agents.backends.docker_logs import DockerLogs
+from agents.backends.docker_stats_async import engine_stats_reader
 from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
 from agents.backends.terminal import ThreadedExecSession, new_marker, shell_argv
@@ -71,13 +72,11 @@ CREATE_ATTEMPTS = 5  # port races lost before giving up
 TWIN_WAIT = 5  # seconds to wait for a concurrent run of the same job to start its container
 MB = 1024 * 1024
 ONE_SHOT_API = "1.41"  # the first engine API with stats?one-shot=true
-# The gap between the two readings of a container this process has no recent reading of:
-# long enough for a steady figure (see CpuSampleCache.min_window), short enough for a live read.
-FIRST_READ_WINDOW = 0.25
+FIRST_READ_WINDOW = docker_stats.FIRST_READ_WINDOW
 EXEC_SETTLE = 2.0  # seconds to wait for the engine to record an exec whose output has ended
 
 # Each container's last CPU reading in this process, for the CPU % of its next one-shot read.
-_cpu_samples = docker_stats.CpuSampleCache()
+_cpu_samples = docker_stats.CPU_SAMPLES
 
 
 def _is_port_clash(error: docker_errors.APIError) -> bool:
@@ -264,8 +263,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             running = bool(state.get("Running"))
             cpu = None
             if not running:
-                memory = (container.attrs.get("HostConfig") or {}).get("Memory") or 0
-                payload = {"memory_stats": {"limit": memory}}
+                payload = docker_stats.stopped_payload(container.attrs)
             elif version_lt(container.client.api.api_version, ONE_SHOT_API):
                 # stream=False waits for a second sample, so precpu_stats holds a real delta.
                 payload = container.stats(stream=False)
@@ -286,24 +284,19 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         than a two-sample read: about 0.25 s instead of 1-2 s on current engines, and on old
         ones no slower, since there each read waits for the collector's next tick anyway.
         """
-        # A restart starts a new counter from zero: readings of an earlier run must not be used.
-        key = f"{container.id}@{started}"
+        key = docker_stats.reading_key(container.id, started)
         payload = container.stats(stream=False, one_shot=True)
-        sample = docker_stats.cpu_sample(payload, at=time.monotonic())
-        if sample is None:
-            return payload, 0.0  # stopped as it was read: the engine sent no CPU figures
-        cpu = _cpu_samples.percent(key, sample)
-        if cpu is not None:
+        first, cpu = docker_stats.first_reading(payload, key, at=time.monotonic())
+        if first is None or cpu is not None:
             return payload, cpu
         time.sleep(FIRST_READ_WINDOW)
         payload = container.stats(stream=False, one_shot=True)
-        later = docker_stats.cpu_sample(payload, at=time.monotonic())
-        if later is None:
-            return payload, 0.0
-        # No delta only if it restarted between the reads: it has no CPU history to speak of.
-        cpu = docker_stats.cpu_percent_between(sample, later) or 0.0
-        _cpu_samples.record(key, later, cpu)
-        return payload, cpu
+        return payload, docker_stats.second_reading(first, payload, key, at=time.monotonic())
+
+    def stats_reader(self, *, connections: int):
+        """WorkloadStatsReader: reads on the event loop through the engine's socket
+        (docker_stats_async); None over Remote Docker's SSH channels, read in threads."""
+        return engine_stats_reader(self.host, connections=connections) if speaks_natively(self.host) else None
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         port = agent.gateway_host_port

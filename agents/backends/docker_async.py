@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 CONNECT_TIMEOUT = 10.0
+DEFAULT_CONNECTIONS = 100  # aiohttp's own default
 
 
 def speaks_natively(host: str) -> bool:
@@ -22,20 +23,21 @@ def speaks_natively(host: str) -> bool:
     return urlsplit(host).scheme in ("unix", "tcp", "http")
 
 
-def _base_and_connector(host: str) -> tuple[str, aiohttp.BaseConnector]:
+def _base_and_connector(host: str, connections: int) -> tuple[str, aiohttp.BaseConnector]:
     parts = urlsplit(host)
     if parts.scheme == "unix":
-        return "http://docker", aiohttp.UnixConnector(path=parts.path)
+        return "http://docker", aiohttp.UnixConnector(path=parts.path, limit=connections)
     if parts.scheme in ("tcp", "http"):
-        return f"http://{parts.netloc}", aiohttp.TCPConnector()
+        return f"http://{parts.netloc}", aiohttp.TCPConnector(limit=connections)
     raise ValueError(f"The engine at {host!r} is not reached over a socket this client speaks.")
 
 
 @asynccontextmanager
-async def engine_session(host: str):
-    """(base URL, session) for one conversation with the engine at `host`; reads wait as long
-    as the engine takes (a quiet log is not a dead engine), connecting does not."""
-    base, connector = _base_and_connector(host)
+async def engine_session(host: str, *, connections: int = DEFAULT_CONNECTIONS):
+    """(base URL, session) for one conversation with the engine at `host`, at most `connections`
+    requests at once; reads wait as long as the engine takes (a quiet log is not a dead engine),
+    connecting does not."""
+    base, connector = _base_and_connector(host, connections)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT, sock_read=None)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False) as session:
         yield base, session

@@ -158,6 +158,47 @@ class CpuSampleCache:
             self._entries.popitem(last=False)
 
 
+# The gap between the two readings of a container this process has no recent reading of:
+# long enough for a steady figure (see CpuSampleCache.min_window), short enough for a live read.
+FIRST_READ_WINDOW = 0.25
+# Each container's last CPU reading in this process, for the CPU % of its next one-shot read
+# (the Docker backend's reads, blocking or on the event loop, share it).
+CPU_SAMPLES = CpuSampleCache()
+
+
+def reading_key(container_id: str, started_at: str) -> str:
+    """A container's key in the cache: a restart starts a new counter from zero, so readings of
+    an earlier run must never be compared with this one's."""
+    return f"{container_id}@{started_at}"
+
+
+def first_reading(payload: dict, key: str, *, at: float) -> tuple[CpuSample | None, float | None]:
+    """(the payload's CPU reading, its CPU % against the kept one). The reading is None when the
+    payload has no CPU figures (stopped as it was read: its CPU % is 0); the CPU % is None when
+    no kept reading serves (first read, too old, restarted): then a second read is needed
+    (`second_reading`)."""
+    sample = cpu_sample(payload, at=at)
+    if sample is None:
+        return None, 0.0
+    return sample, CPU_SAMPLES.percent(key, sample)
+
+
+def second_reading(first: CpuSample, payload: dict, key: str, *, at: float) -> float:
+    """The CPU % between two reads of one container, kept for its next read; 0.0 if it restarted
+    or stopped between them (it has no CPU history to speak of)."""
+    later = cpu_sample(payload, at=at)
+    if later is None:
+        return 0.0
+    cpu = cpu_percent_between(first, later) or 0.0
+    CPU_SAMPLES.record(key, later, cpu)
+    return cpu
+
+
+def stopped_payload(attrs: dict) -> dict:
+    """What a stats read of a stopped container comes to: no usage, its memory limit."""
+    return {"memory_stats": {"limit": (attrs.get("HostConfig") or {}).get("Memory") or 0}}
+
+
 def memory_usage_bytes(stats: dict) -> int:
     """Usage without page cache: minus `cache` on cgroup v1, minus `inactive_file` on v2
     (only v1 payloads carry a `cache` key)."""

@@ -38,6 +38,10 @@ StatsSource = Callable[[object], StatsSnapshot]
 class Limits:
     max_workers: int = 64
     per_lane: int = 10  # docker-py keeps 10 connections per engine; more would be thrown away
+    # Reads in flight per engine on the event loop (agents.stats.sampler_async): an engine before
+    # 25.0 answers each at its collector's next tick, up to 1 s, so 500 containers need about
+    # this many at once to be read well inside a tick; they cost the engine a goroutine each.
+    per_lane_async: int = 128
     call_timeout: float = 5.0
     lane_strikes: int = 2
     budget: float = 8.0  # below the 10-second period, so a tick ends before the next is due

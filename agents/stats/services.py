@@ -14,6 +14,7 @@ from agents.backends.engine import backend_of
 from agents.models import SERVING, Agent, StatsSample
 
 from . import coordination
+from .engines import collect_from_backends
 from .sampler import Limits, StatsSource, collect
 from .store import samples_insert
 
@@ -61,16 +62,22 @@ def backend_stats(agent: Agent):
     return backend_of(agent).stats(agent)
 
 
+def _execution_target(agent: Agent) -> str:
+    return agent.execution_target_id
+
+
 def stats_sample_tick(
     *,
-    source: StatsSource = backend_stats,
+    source: StatsSource | None = None,
     now: datetime | None = None,
     limits: Limits = Limits(),  # noqa: B008 - Limits is a frozen dataclass, safe to share as a default
 ) -> TickReport:
     """Record one history row for every running or warning agent that has a workload.
 
-    Two queries whatever the fleet size: the agents, then one bulk insert. Engine calls run
-    outside any transaction; only the insert is atomic. Every row of a tick carries the
+    Two queries whatever the fleet size: the agents, then one bulk insert (and one lookup per
+    registered target for its backend). Engine calls run outside any transaction; only the
+    insert is atomic. `source`: read every agent with it in threads (tests), instead of each
+    engine's backend (agents.stats.engines). Every row of a tick carries the
     tick's time, so the buckets of a history read line up across agents.
     """
     with coordination.held(TICK_LOCK) as acquired:
@@ -85,7 +92,11 @@ def stats_sample_tick(
             .exclude(container_id="")
             .only(*PLACEMENT_FIELDS)
         )
-        collection = collect(agents, source=source, lane_of=lambda agent: agent.execution_target_id, limits=limits)
+        lane_of = _execution_target
+        if source is None:
+            collection = collect_from_backends(agents, lane_of=lane_of, limits=limits)
+        else:
+            collection = collect(agents, source=source, lane_of=lane_of, limits=limits)
         stored = samples_insert(recorded_at=recorded_at, snapshots=collection.snapshots)
         return TickReport(
             ran=True,
