@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 
 import pytest
 
+from agents.backends.base import WorkloadMissing
 from agents.backends.docker import _cpu_samples
 from tests.agents.backends.support import FakeAgent, answers_health, spec_for
 from tests.support import wait_until
@@ -114,3 +116,41 @@ def test_the_cpu_of_a_stopped_and_restarted_container_starts_afresh(backend, doc
     snapshot = backend.stats(deployed)
     assert 0 <= snapshot.cpu_percent < 50
     assert snapshot.uptime_seconds < 30
+
+
+# -- the same reads on the event loop (the sampler's path) --------------------------------------
+
+
+def _read_on_the_loop(backend, agent):
+    async def read():
+        async with backend.stats_reader(connections=4) as read_stats:
+            return await read_stats(agent)
+
+    return asyncio.run(read())
+
+
+def test_stats_read_on_the_event_loop_match_the_blocking_read(backend, deployed):
+    blocking = backend.stats(deployed)
+    on_the_loop = _read_on_the_loop(backend, deployed)
+
+    assert on_the_loop.running is True
+    assert on_the_loop.memory_limit_mb == blocking.memory_limit_mb == 256.0
+    assert 0 < on_the_loop.memory_usage_mb < 64
+    assert on_the_loop.pids >= 2
+    assert 0 < on_the_loop.uptime_seconds < 60
+    assert on_the_loop.cpu_percent >= 0
+
+
+def test_the_event_loop_read_finds_a_container_by_its_label_and_says_when_it_is_gone(backend, deployed):
+    unrecorded = FakeAgent(id=deployed.id)  # a job that died before recording the container's id
+    assert _read_on_the_loop(backend, unrecorded).running is True
+
+    backend.remove(deployed)
+    with pytest.raises(WorkloadMissing):
+        _read_on_the_loop(backend, deployed)
+
+
+def test_the_event_loop_read_of_a_busy_container_gives_its_cpu_first_and_next(backend, busy, fresh_process):
+    assert 7 < _read_on_the_loop(backend, busy).cpu_percent < 13  # no earlier reading: two reads
+    time.sleep(1)
+    assert 7 < _read_on_the_loop(backend, busy).cpu_percent < 13  # against the kept reading

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
+from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -165,3 +169,108 @@ def test_an_agent_deleted_while_its_engine_is_asked_does_not_cost_the_other_rows
 
     assert set(StatsSample.objects.values_list("agent_id", flat=True)) == {a.pk for a in others}
     assert report.stored == 3
+
+
+# -- each engine's backend, read on the event loop where it can be ------------------------------
+
+
+class LoopReadBackend:
+    """A backend whose engine is read on the event loop (WorkloadStatsReader)."""
+
+    def __init__(self, reads: list):
+        self.reads = reads
+
+    def stats(self, agent):
+        raise AssertionError("an engine read on the event loop is never read in a thread")
+
+    def stats_reader(self, *, connections: int):
+        reads = self.reads
+
+        @asynccontextmanager
+        async def reader():
+            async def read(agent):
+                reads.append(agent.pk)
+                return snapshot_of(agent)
+
+            yield read
+
+        return reader()
+
+
+class ThreadReadBackend:
+    """A backend read with its blocking stats() (Kubernetes, Proxmox, Remote Docker over SSH)."""
+
+    def __init__(self, reads: list):
+        self.reads = reads
+
+    def stats(self, agent):
+        self.reads.append(agent.pk)
+        return snapshot_of(agent)
+
+
+@pytest.mark.django_db
+def test_each_engines_backend_is_resolved_once_a_tick_and_read_its_own_way(monkeypatch):
+    from agents.backends import registry
+
+    on_loop, in_threads, resolved = [], [], []
+
+    def factory(execution_target_id):
+        resolved.append(execution_target_id)
+        return LoopReadBackend(on_loop) if execution_target_id == "remote:loop" else ThreadReadBackend(in_threads)
+
+    monkeypatch.setitem(registry.TARGETS, "remote", replace(registry.TARGETS["remote"], factory=factory))
+    loop_agents = [AgentFactory(execution_target_id="remote:loop") for _ in range(6)]
+    thread_agents = [AgentFactory(execution_target_id="remote:threads") for _ in range(4)]
+
+    report = stats_sample_tick(now=NOW)
+
+    assert sorted(resolved) == ["remote:loop", "remote:threads"]  # not once per agent
+    assert set(on_loop) == {a.pk for a in loop_agents}
+    assert set(in_threads) == {a.pk for a in thread_agents}
+    assert report.stored == 10
+    assert StatsSample.objects.count() == 10
+
+
+@pytest.mark.django_db
+def test_agents_of_a_target_no_backend_serves_fail_and_the_others_are_stored(monkeypatch):
+    from agents.backends import registry
+
+    monkeypatch.setitem(registry.TARGETS, "remote",
+                        replace(registry.TARGETS["remote"], factory=lambda target: ThreadReadBackend([])))
+    served = AgentFactory(execution_target_id="remote:up")
+    AgentFactory(execution_target_id="k8s:gone")  # no cluster registered: no backend
+
+    report = stats_sample_tick(now=NOW)
+
+    assert list(StatsSample.objects.values_list("agent_id", flat=True)) == [served.pk]
+    assert (report.stored, report.failed) == (1, 1)
+
+
+@pytest.mark.django_db
+def test_a_tick_with_a_hung_engine_ends_within_its_budget_so_the_next_tick_runs(monkeypatch):
+    from agents.backends import registry
+
+    class HungBackend(LoopReadBackend):
+        def stats_reader(self, *, connections):
+            @asynccontextmanager
+            async def reader():
+                async def read(agent):
+                    await asyncio.sleep(60)
+
+                yield read
+
+            return reader()
+
+    monkeypatch.setitem(registry.TARGETS, "remote",
+                        replace(registry.TARGETS["remote"], factory=lambda target: HungBackend([])))
+    for _ in range(5):
+        AgentFactory(execution_target_id="remote:hung")
+    limits = Limits(per_lane_async=2, call_timeout=5, budget=0.5)
+
+    started = time.monotonic()
+    first = stats_sample_tick(now=NOW, limits=limits)
+    second = stats_sample_tick(now=NOW, limits=limits)
+
+    assert time.monotonic() - started < 3
+    assert first.ran and second.ran  # the lock was let go: no tick dropped behind a hung engine
+    assert (first.timed_out, first.skipped) == (2, 3)
