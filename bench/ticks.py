@@ -36,14 +36,18 @@ class TickTimer:
         self.delays: dict[str, list[float]] = {tick.task: [] for tick in ticks}
         self.late: list[tuple[str, float]] = []  # ticks still pending at stop: (task, seconds so far)
         self._stop = threading.Event()
+        self._drain_until = 0.0
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> dict[str, list[float]]:
+    def stop(self, drain: float = 0.0) -> dict[str, list[float]]:
+        """Stop sending; with `drain`, keep timing the ticks already sent for up to that many
+        seconds, so a tick sent just before the end counts as late only if it really is."""
+        self._drain_until = time.monotonic() + drain
         self._stop.set()
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=30 + drain)
         return self.delays
 
     def _run(self) -> None:
@@ -55,9 +59,9 @@ class TickTimer:
         absent_once: set[str] = set()
         next_send = dict.fromkeys((tick.task for tick in self.ticks), time.monotonic())
         with app.connection_for_write(self.broker_url) as conn:
-            while not self._stop.is_set():
+            while not self._stop.is_set() or (pending and time.monotonic() < self._drain_until):
                 now = time.monotonic()
-                for tick in self.ticks:
+                for tick in self.ticks if not self._stop.is_set() else ():
                     if now >= next_send[tick.task]:
                         task_id = str(uuid.uuid4())
                         app.send_task(tick.task, queue=tick.queue, task_id=task_id, connection=conn)
@@ -73,5 +77,5 @@ class TickTimer:
                         self.delays[name].append(time.monotonic() - sent - POLL_SECONDS)
                     else:
                         absent_once.add(task_id)
-                self._stop.wait(POLL_SECONDS)
+                time.sleep(POLL_SECONDS)
         self.late = [(name, time.monotonic() - sent) for name, sent in pending.values()]
