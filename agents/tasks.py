@@ -19,6 +19,7 @@ from .services.idempotency import deploy_keys_expire
 from .services.monitoring import agents_monitor
 from .services.provisioning import (
     PROVISION_TASK,
+    StartDeferred,
     agent_provision,
     agent_provision_fail,
     agent_provision_look,
@@ -58,8 +59,8 @@ def await_agent_ready(self, agent_id: str, job_id: str | None, looks: int) -> No
 
 
 def _deploy_step(task, agent_id: str, job_id: str | None, looks: int, step) -> None:
-    """Run a step of a deploy; transient engine errors retry with backoff, and a step that
-    answers seconds has the next look scheduled that much later."""
+    """Run a step of a deploy; transient engine errors retry with backoff, a step that answers
+    seconds has the next look scheduled that much later, and a deferred start its job again."""
     try:
         wait = step()
     except BackendError as exc:
@@ -79,7 +80,9 @@ def _deploy_step(task, agent_id: str, job_id: str | None, looks: int, step) -> N
             logger.warning("Could not record the failure of agent %s's deploy; retrying: %s", agent_id, db_exc)
             raise task.retry(exc=db_exc, countdown=_backoff_seconds(min(task.request.retries, 4))) from db_exc
         return
-    if wait is not None:
+    if isinstance(wait, StartDeferred):  # its target has no start free: the job again, a moment later
+        provision_agent.apply_async(args=[agent_id], countdown=wait.seconds)
+    elif wait is not None:
         await_agent_ready.apply_async(args=[agent_id, job_id, looks + 1], countdown=wait)
 
 

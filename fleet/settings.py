@@ -325,6 +325,9 @@ except ValueError as _exc:
 # Provisioning: how long a new workload may take to answer its health check, and how often a
 # transient engine error is retried (backoff doubles from the base, at most 120 s).
 AGENT_READY_TIMEOUT_SECONDS = env.float("AGENT_READY_TIMEOUT_SECONDS", default=120)
+# Deploys of one deploy target (an engine, a host, a cluster) `deploying` at once; the others wait
+# `queued` for a start to end (agents.services.provisioning). 0: no bound.
+AGENT_STARTS_PER_TARGET = env.int("AGENT_STARTS_PER_TARGET", default=8)
 # Kubernetes clusters (agents.targets, agents.backends.kubernetes): how long a redeploy waits for
 # the previous Deployment, Service and ConfigMap to be deleted before creating their replacement.
 K8S_DELETE_TIMEOUT_SECONDS = env.float("K8S_DELETE_TIMEOUT_SECONDS", default=60)

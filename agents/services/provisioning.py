@@ -15,12 +15,21 @@ Guards that make the job safe to run twice (acks_late redelivery, retries):
 
 Transient engine errors propagate to the task, which retries with backoff; anything else
 ends in `error` with a readable `last_error` and an `agent.error` event.
+
+At most AGENT_STARTS_PER_TARGET deploys of one deploy target are `deploying` at once (0: no
+bound): a runtime's start is CPU-bound, and a hundred started together on a small host all take
+so long that some pass their ready deadline. A job that finds its target full leaves the agent
+`queued` (its deadline moved on, so the reconciler does not take it over) and is published again
+a moment later (StartDeferred); jobs of other targets are not held. Two jobs may claim the last
+slot at once, so the bound can be passed by the provision workers' concurrency, never more.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -49,8 +58,38 @@ READY_POLL_MAX_SECONDS = 2.0
 TERMINAL_ENGINE_STATES = ("exited", "dead", "missing")
 
 
+# A job whose target has no start free looks again after this long (jitter spreads the jobs
+# that wait, so they do not all ask at once).
+START_DEFERRAL_SECONDS = 1.0
+START_DEFERRAL_JITTER_SECONDS = 1.0
+
+
 class ProvisioningFailed(Exception):
     """The workload cannot come up; the message is shown to the user as last_error."""
+
+
+@dataclass(frozen=True)
+class StartDeferred:
+    """The deploy's target has AGENT_STARTS_PER_TARGET deploys in flight: publish the job again
+    after `seconds` (the agent stays `queued`)."""
+
+    seconds: float
+
+
+def _start_deferred(agent_id) -> StartDeferred | None:
+    """StartDeferred when the agent is still queued and its target has no start free."""
+    limit = settings.AGENT_STARTS_PER_TARGET
+    if limit <= 0:
+        return None
+    row = Agent.objects.filter(pk=agent_id, status=Status.QUEUED).values_list("execution_target_id", flat=True)
+    target = row.first()
+    if target is None:  # deploying already (a redelivery owns its start), or nothing to do
+        return None
+    if Agent.objects.filter(execution_target_id=target, status=Status.DEPLOYING).count() < limit:
+        return None
+    deadline = timezone.now() + timedelta(seconds=settings.AGENT_QUEUED_DEADLINE_SECONDS)
+    Agent.objects.filter(pk=agent_id, status=Status.QUEUED).update(provision_deadline_at=deadline)
+    return StartDeferred(START_DEFERRAL_SECONDS + random.uniform(0, START_DEFERRAL_JITTER_SECONDS))  # noqa: S311
 
 
 def deploying_deadline():
@@ -167,7 +206,7 @@ def _mark_running(backend: RuntimeBackend, agent: Agent, live: LiveState) -> Non
     agent_event(locked, "agent.running", f"Agent {locked.name} is running.")
 
 
-def _deploy_step(agent_id, step: Callable[[], float | None]) -> float | None:
+def _deploy_step(agent_id, step: Callable[[], float | StartDeferred | None]) -> float | StartDeferred | None:
     """Run one step of a deploy: refusals and failures end it in `error`; a transient engine
     error propagates (the task retries with backoff, then calls agent_provision_fail)."""
     try:
@@ -181,12 +220,16 @@ def _deploy_step(agent_id, step: Callable[[], float | None]) -> float | None:
     return None
 
 
-def agent_provision(*, agent_id, job_id: str | None = None) -> float | None:
+def agent_provision(*, agent_id, job_id: str | None = None) -> float | StartDeferred | None:
     """The provisioning job's first step (agents.tasks.provision_agent, `job_id` its task id):
     claim the deploy, create the workload, take a first look. Answers the seconds after which
-    to look again (agent_provision_look), or None when the deploy is over or not this job's."""
+    to look again (agent_provision_look), StartDeferred when the target has no start free (the
+    job runs again later), or None when the deploy is over or not this job's."""
 
-    def step() -> float | None:
+    def step() -> float | StartDeferred | None:
+        deferred = _start_deferred(agent_id)
+        if deferred is not None:
+            return deferred
         agent = _claim(agent_id, job_id)
         if agent is None:
             return None
