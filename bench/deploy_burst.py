@@ -158,6 +158,8 @@ def main() -> None:
     if not os.environ.get("FLEET_TEST_DOCKER_HOST") or not settings.CELERY_BROKER_URL.startswith("redis"):
         print("  skipped: needs FLEET_TEST_DOCKER_HOST (.ci/docker-up.sh) and REDIS_URL (a Redis broker)")
         return
+    chosen = os.environ.get("BENCH_BURST_LAYOUTS")  # e.g. "Procfile": only those layouts
     for name, arguments in LAYOUTS.items():
-        _run(name, arguments)
+        if not chosen or name in chosen.split(","):
+            _run(name, arguments)
     _run("Procfile, alone", LAYOUTS["Procfile"], burst=1)
