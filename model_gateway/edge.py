@@ -42,6 +42,7 @@ PASSED_RESPONSE_HEADERS = frozenset({
     b"x-ratelimit-remaining-tokens", b"x-ratelimit-reset-requests", b"x-ratelimit-reset-tokens",
 })
 REQUEST_ID_HEADER = b"x-fleet-request-id"
+WHOLE_ANSWER_BYTES = 1 << 20  # a provider's answer (not a stream) up to this size is sent in one piece
 
 
 def _token(scope: dict) -> str:
@@ -126,6 +127,15 @@ async def _relay(admission: Admission, response, meter: UsageMeter, receive, sen
     headers = [(name.lower(), value) for name, value in response.raw_headers
                if name.lower() in PASSED_RESPONSE_HEADERS]
     headers.append((REQUEST_ID_HEADER, str(admission.request_id).encode()))
+    if _whole(response, meter):
+        # A small answer that is not a stream goes out in one piece with its length: one send
+        # instead of a chunked body's three, and no watch for the client leaving meanwhile.
+        body = await response.read()
+        meter.feed(body)
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await _sent(send, body, more=False)
+        return
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     left = asyncio.ensure_future(wait_for_disconnect(receive))
     try:
@@ -140,6 +150,12 @@ async def _relay(admission: Admission, response, meter: UsageMeter, receive, sen
         left.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await left
+
+
+def _whole(response, meter: UsageMeter) -> bool:
+    """An answer sent in one piece: not a stream, its length known and small (the provider is
+    asked for it unencoded: admission's `accept-encoding: identity`)."""
+    return not meter.streamed and response.content_length is not None and response.content_length <= WHOLE_ANSWER_BYTES
 
 
 async def _sent(send, chunk: bytes, *, more: bool) -> bool:

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import model_gateway.edge
 from agents.models import Agent, RateSource, UsageEvent
 from model_gateway.models import Reservation
 from tests.infra.asgi import edge_request, edge_stream
@@ -48,6 +49,26 @@ def test_a_call_is_sent_with_the_saved_key_and_metered_from_the_providers_figure
     assert (event.model, event.provider) == ("fleet-fake-1", "openai-compatible")
     assert event.request_id == f"gw-{response.headers['x-fleet-request-id']}"
     assert not Reservation.objects.exists()
+    assert response.headers["content-length"] == str(len(response.body))  # a small answer in one piece
+
+
+def _completion() -> dict:
+    return {"id": "c1", "object": "chat.completion", "model": "fleet-fake-1", "usage": USAGE,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}]}
+
+
+def test_an_answer_above_the_whole_answer_size_is_passed_on_as_it_comes(tenancy, http_receiver, priced,
+                                                                        monkeypatch):
+    monkeypatch.setattr(model_gateway.edge, "WHOLE_ANSWER_BYTES", 100)
+    http_receiver.respond_with(200, _completion())
+    routed = route_through_gateway(tenancy.agent(status="running"), base_url=http_receiver.url)
+
+    response = edge_request("POST", CHAT, headers=routed.auth, body=_body())
+
+    assert response.status == 200, response.body
+    assert response.json() == _completion()
+    assert "content-length" not in response.headers  # sent as it came, in chunks
+    wait_until(lambda: len(_gateway_events(routed.agent)) == 1, timeout=5)
 
 
 def test_a_stream_reaches_the_caller_before_the_provider_finishes_and_is_metered_once(routed, fake_provider):
