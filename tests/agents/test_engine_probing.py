@@ -34,6 +34,7 @@ def test_probe_targets_lists_docker_and_the_job_is_installed():
     assert "docker" in registry.probe_targets()
     jobs = {job.task: job for job in AgentsConfig.periodic_tasks}
     assert jobs["agents.tasks.probe_engines"].every_seconds == 30
+    celery_app.loader.import_default_modules()  # the apps' tasks, as a worker finds them when it starts
     assert "agents.tasks.probe_engines" in celery_app.tasks
 
 
