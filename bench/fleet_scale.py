@@ -10,7 +10,8 @@ production), but their backend is the Docker backend on the simulator's socket: 
 SSH channels are not part of what is measured. Stats reads wait as this machine's engine makes
 them wait (BENCH_SCALE_ENGINE_MODE=collector: until the engine's next 1 s collector tick, Docker
 before 25.0), or a fixed delay (=fixed, BENCH_SCALE_ENGINE_DELAY seconds, default 0.003: engines
-since 25.0). Sizes: BENCH_SCALE_ENGINES (20), BENCH_SCALE_PER_ENGINE (500).
+since 25.0). Sizes: BENCH_SCALE_ENGINES (20), BENCH_SCALE_PER_ENGINE (500). BENCH_SCALE_PARTS
+(default "sampler,monitoring,dashboard") runs only the parts named, the sweep alone in about a minute.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ MODE = os.environ.get("BENCH_SCALE_ENGINE_MODE", "collector")
 DELAY = float(os.environ.get("BENCH_SCALE_ENGINE_DELAY", 0.003))
 USAGE_ROWS = int(os.environ.get("BENCH_SCALE_USAGE_ROWS", 300_000))
 TICKS = 3
+PARTS = set(os.environ.get("BENCH_SCALE_PARTS", "sampler,monitoring,dashboard").split(","))
 
 
 def _cpu() -> float:
@@ -167,10 +169,13 @@ def main() -> None:
         try:
             title = f"{ENGINES * PER_ENGINE} agents over {ENGINES} engines, stats reads: {MODE}" + (
                 f" {DELAY * 1000:g} ms" if MODE == "fixed" else " (next 1 s collector tick)")
-            _sampler(title)
-            _monitoring()
+            if "sampler" in PARTS:
+                _sampler(title)
+            if "monitoring" in PARTS:
+                _monitoring()
         finally:
             registry.TARGETS["remote"] = kept
     report("engine simulator", **sim.served)
-    _dashboard_data(agent_ids)
-    _dashboard()
+    if "dashboard" in PARTS:
+        _dashboard_data(agent_ids)
+        _dashboard()
