@@ -298,6 +298,19 @@ class WorkloadStatsReader(Protocol):
         that way (the caller calls stats() in a thread)."""
 
 
+@runtime_checkable
+class WorkloadStateReader(Protocol):
+    """A backend whose engine can be inspected on the event loop, many workloads at once (the
+    monitoring sweep, agents.services.monitoring_engines), rather than one thread per inspect."""
+
+    def state_reader(
+        self, *, connections: int
+    ) -> AbstractAsyncContextManager[Callable[[object], Awaitable[LiveState]]] | None:
+        """`async with` it for `read(agent) -> LiveState` (as inspect()) with at most
+        `connections` requests at once on the engine; None when this engine is not reached
+        that way (the caller calls inspect() in a thread)."""
+
+
 class WorkloadNotRunning(BackendError):
     """The workload exists but its process is not running (a terminal needs it running): 409."""
 

@@ -57,7 +57,9 @@ from agents.backends.docker_engine import (
     state_volume_name,
 )
 from agents.backends.docker_files import DockerStateFiles
+from agents.backends.docker_inspect_async import engine_inspect_reader
 from agents.backends.docker_logs import DockerLogs
+from agents.backends.docker_state import MISSING, label_port, live_state
 from agents.backends.docker_stats_async import engine_stats_reader
 from agents.backends.docker_terminal import blocking_engine_session, open_engine_shell
 from agents.backends.ports import PORT_LABEL, choose_port, ports_in_use
@@ -119,11 +121,6 @@ def hardening_options() -> dict:
         options["read_only"] = True
         options["tmpfs"] = {"/tmp": f"rw,nosuid,nodev,size={settings.DOCKER_TMPFS_MB}m"}
     return options
-
-
-def _label_port(attrs: dict) -> int | None:
-    value = ((attrs.get("Config") or {}).get("Labels") or {}).get(PORT_LABEL, "")
-    return int(value) if value.isdigit() else None
 
 
 class DockerBackend(DockerStateFiles, DockerLogs):
@@ -242,19 +239,8 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         with engine_errors(self.host):
             container = self._find(agent)
         if container is None:
-            return LiveState(exists=False, running=False, status="missing")
-        state = container.attrs.get("State") or {}
-        return LiveState(
-            exists=True,
-            running=bool(state.get("Running")),
-            status=state.get("Status") or "unknown",
-            exit_code=state.get("ExitCode"),
-            restart_count=container.attrs.get("RestartCount") or 0,
-            oom_killed=bool(state.get("OOMKilled")),  # kept while the engine's restart runs again
-            started_at=docker_stats.parse_docker_time(state.get("StartedAt")),
-            host_port=_label_port(container.attrs),
-            node=engine_info(self.host, engine_client(self.host))["name"] or None,
-        )
+            return MISSING
+        return live_state(container.attrs, node=engine_info(self.host, engine_client(self.host))["name"])
 
     def stats(self, agent) -> StatsSnapshot:
         with engine_errors(self.host):
@@ -297,6 +283,11 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         """WorkloadStatsReader: reads on the event loop through the engine's socket
         (docker_stats_async); None over Remote Docker's SSH channels, read in threads."""
         return engine_stats_reader(self.host, connections=connections) if speaks_natively(self.host) else None
+
+    def state_reader(self, *, connections: int):
+        """WorkloadStateReader: inspects on the event loop through the engine's socket
+        (docker_inspect_async); None over Remote Docker's SSH channels, inspected in threads."""
+        return engine_inspect_reader(self.host, connections=connections) if speaks_natively(self.host) else None
 
     def gateway_endpoint(self, agent) -> tuple[str, int]:
         port = agent.gateway_host_port
@@ -411,7 +402,7 @@ class DockerBackend(DockerStateFiles, DockerLogs):
             container_id=container.id,
             container_name=container.name,
             node=engine_info(self.host, client)["name"],
-            host_port=_label_port(container.attrs),
+            host_port=label_port(container.attrs),
         )
 
     # -- creation -----------------------------------------------------------------------

@@ -118,7 +118,18 @@ def engine_info(host: str, client: docker.DockerClient) -> dict:
     if host not in _engine_info:
         with engine_errors(host):
             info = client.info()
-        _engine_info[host] = {"name": info.get("Name", ""), "cpus": info.get("NCPU") or 1}
+        engine_info_record(host, info)
+    return _engine_info[host]
+
+
+def engine_info_known(host: str) -> dict | None:
+    """engine_info() of `host` if it was read already (for a reader that asks without docker-py)."""
+    return _engine_info.get(host)
+
+
+def engine_info_record(host: str, info: dict) -> dict:
+    """Keep what engine_info() answers from the engine's `/info` answer `info`."""
+    _engine_info[host] = {"name": info.get("Name", ""), "cpus": info.get("NCPU") or 1}
     return _engine_info[host]
 
 

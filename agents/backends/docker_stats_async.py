@@ -11,19 +11,16 @@ TCP are read this way; the others (Remote Docker's SSH channels) are read in thr
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-import aiohttp
-
 from agents.backends import docker_stats
-from agents.backends.base import LABEL_AGENT_ID, BackendError, BackendUnreachable, StatsSnapshot, WorkloadMissing
+from agents.backends.base import StatsSnapshot
 from agents.backends.docker_async import engine_session
+from agents.backends.docker_reads_async import EngineReads
 
 StatsRead = Callable[[object], Awaitable[StatsSnapshot]]
-GONE = "The agent's container no longer exists on the Docker engine."
 
 
 @asynccontextmanager
@@ -34,12 +31,9 @@ async def engine_stats_reader(host: str, *, connections: int) -> AsyncIterator[S
         yield _EngineStats(host, base, session).read
 
 
-class _EngineStats:
-    def __init__(self, host: str, base: str, session: aiohttp.ClientSession):
-        self.host, self.base, self.session = host, base, session
-
+class _EngineStats(EngineReads):
     async def read(self, agent) -> StatsSnapshot:
-        attrs = await self._container(agent)
+        attrs = await self.container(agent)
         state = attrs.get("State") or {}
         running = bool(state.get("Running"))
         started = state.get("StartedAt") or ""
@@ -66,36 +60,4 @@ class _EngineStats:
         return payload, docker_stats.second_reading(first, payload, key, at=time.monotonic())
 
     async def _stats(self, container_id: str) -> dict:
-        return await self._get(f"/containers/{container_id}/stats", {"stream": "false", "one-shot": "true"})
-
-    async def _container(self, agent) -> dict:
-        """The agent's container (inspected): by the recorded id, else by its label."""
-        if agent.container_id:
-            try:
-                return await self._get(f"/containers/{agent.container_id}/json")
-            except WorkloadMissing:
-                pass
-        filters = json.dumps({"label": [f"{LABEL_AGENT_ID}={agent.id}"]})
-        found = await self._get("/containers/json", {"all": "true", "filters": filters})
-        if not found:
-            raise WorkloadMissing(GONE)
-        return await self._get(f"/containers/{found[0]['Id']}/json")
-
-    async def _get(self, path: str, params: dict | None = None):
-        """The JSON answer of a GET; the backend's errors as engine_errors gives them."""
-        try:
-            async with self.session.get(self.base + path, params=params) as response:
-                status, text = response.status, await response.text()
-        except (aiohttp.ClientError, OSError) as exc:
-            raise BackendUnreachable(f"The Docker engine at {self.host} cannot be reached: {exc}") from exc
-        if status == 404:
-            raise WorkloadMissing(GONE)
-        if status >= 400:
-            try:
-                message = json.loads(text).get("message") or text
-            except (ValueError, AttributeError):
-                message = text
-            error = BackendError(f"The Docker engine refused the request: {str(message)[:300]}")
-            error.transient = status >= 500
-            raise error
-        return json.loads(text)
+        return await self.get(f"/containers/{container_id}/stats", {"stream": "false", "one-shot": "true"})

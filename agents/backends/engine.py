@@ -38,10 +38,11 @@ def backend_of(agent: Agent) -> RuntimeBackend:
 
 
 def engine_call(agent: Agent, operation: Callable[[RuntimeBackend], T], *, missing_ok: bool = False,
-                reading: bool = False) -> T | None:
-    """Run `operation(backend)` and turn backend failures into the domain errors above."""
+                reading: bool = False, backend: RuntimeBackend | None = None) -> T | None:
+    """Run `operation(backend)` and turn backend failures into the domain errors above.
+    `backend`: the agent's, resolved already (a sweep resolves each engine's once)."""
     try:
-        return operation(backend_of(agent))
+        return operation(backend if backend is not None else backend_of(agent))
     except WorkloadMissing:
         if missing_ok:
             return None
