@@ -190,6 +190,16 @@ class RuntimeGateway(ABC):
     def ready(self) -> Readiness:
         """Readiness: ready=False while the runtime starts, drains or fails a check."""
 
+    # How ready() asks over HTTP, for a caller that asks many runtimes from the event loop
+    # (agents.gateway.readiness_async): GET this family's ready_path, with or without the
+    # token, these statuses answered as well as a 2xx, the body read by readiness_of().
+    ready_authenticated: bool = False
+    ready_ok_statuses: tuple[int, ...] = ()
+
+    @staticmethod
+    def readiness_of(status: int, body: dict) -> Readiness:
+        raise NotImplementedError
+
     # -- channels ------------------------------------------------------------------------
     def channels_status(self) -> list[ChannelState]:
         self._unsupported("channel status")

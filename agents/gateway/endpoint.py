@@ -17,6 +17,7 @@ from django.conf import settings
 
 from fleet import netsafety
 
+from ..backends.base import RuntimeBackend
 from ..backends.engine import engine_call
 from ..families import Family, family_of
 from ..models import SERVING, Agent, Status
@@ -109,15 +110,16 @@ def _adopted(agent: Agent, family: Family, token: str) -> Endpoint:
     )
 
 
-def _provisioned(agent: Agent, family: Family, token: str) -> Endpoint:
-    host, port = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True)
+def _provisioned(agent: Agent, family: Family, token: str, backend: RuntimeBackend | None) -> Endpoint:
+    host, port = engine_call(agent, lambda backend: backend.gateway_endpoint(agent), reading=True, backend=backend)
     return Endpoint(family=family, scheme="http", host=host.strip("[]"), port=int(port), token=token,
                     agent_id=str(agent.pk))
 
 
-def endpoint_for(agent: Agent, *, allow_starting: bool = False) -> Endpoint:
+def endpoint_for(agent: Agent, *, allow_starting: bool = False, backend: RuntimeBackend | None = None) -> Endpoint:
     """The agent's gateway endpoint; AgentNotRunning unless it is running or warning
-    (or deploying, with `allow_starting`, for the provisioning job's health wait)."""
+    (or deploying, with `allow_starting`, for the provisioning job's health wait). `backend`:
+    the agent's, resolved already (the monitoring sweep resolves each engine's once)."""
     allowed = SERVING + STARTING if allow_starting else SERVING
     if agent.status not in allowed:
         raise AgentNotRunning(f"The agent is not running (it is {agent.status}).")
@@ -128,4 +130,4 @@ def endpoint_for(agent: Agent, *, allow_starting: bool = False) -> Endpoint:
     token = _readable_token(agent)
     if agent.is_external:
         return _adopted(agent, family, token)
-    return _provisioned(agent, family, token)
+    return _provisioned(agent, family, token, backend)

@@ -86,8 +86,13 @@ class HermesGateway(RuntimeGateway):
         # Liveness is the 2xx; a runtime behind a proxy may answer it in plain text.
         return self._get(self.endpoint.family.health_path, authenticated=False, json_required=False)
 
+    ready_authenticated = True
+
     def ready(self) -> Readiness:
-        body = self._get(self.endpoint.family.ready_path)
+        return self.readiness_of(200, self._get(self.endpoint.family.ready_path))
+
+    @staticmethod
+    def readiness_of(status: int, body: dict) -> Readiness:
         checks = (body.get("readiness") or {}).get("checks") or {}
         failing = tuple(name for name, check in checks.items() if (check or {}).get("status") != "ok")
         # "degraded" checks (no model yet, a full disk) are reported, but Hermes serves while its

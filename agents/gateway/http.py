@@ -52,16 +52,24 @@ def request(endpoint: Endpoint, method: str, route: str, *, json_body=None, head
     except requests.RequestException as exc:
         logger.debug("Gateway %s %s of agent %s failed: %s", method, route, endpoint.agent_id, scrub(exc, secrets))
         raise GatewayUnreachable(f"The agent's gateway could not be reached ({type(exc).__name__}).") from None
+    body = answer_body(endpoint, method, route, status, text, ok_statuses=ok_statuses, json_required=json_required)
+    return status, body, answer_headers
+
+
+def answer_body(endpoint: Endpoint, method: str, route: str, status: int, text: str, *,
+                ok_statuses: tuple[int, ...] = (), json_required: bool = True) -> dict:
+    """The JSON body of a 2xx (or an `ok_statuses`) answer; gateway errors otherwise (shared
+    with the answers read on the event loop, agents.gateway.readiness_async)."""
     body = _json_of(text, status)
     if 200 <= status < 300 or status in ok_statuses:
         if body is None and not json_required:
-            return status, {"text": text[:500]}, answer_headers
+            return {"text": text[:500]}
         if body is None:
             raise GatewayProtocolError(
                 f"The agent's gateway answered {method} {route} with something that is not JSON.", status=status
             )
-        return status, body, answer_headers
-    raise refusal(status, body, text, secrets, what=f"{method} {route}")
+        return body
+    raise refusal(status, body, text, (endpoint.token,), what=f"{method} {route}")
 
 
 def _json_of(text: str, status: int):

@@ -171,9 +171,17 @@ class OpenClawGateway(RuntimeGateway):
                                   timeout=self.timeout, json_required=False)
         return body
 
+    ready_authenticated = False  # /readyz needs no token
+    ready_ok_statuses = (503,)  # not ready, with the failing checks
+
     def ready(self) -> Readiness:
-        status, body, _ = http.request(self.endpoint, "GET", self.endpoint.family.ready_path, authenticated=False,
-                                       timeout=self.timeout, ok_statuses=(503,))
+        status, body, _ = http.request(self.endpoint, "GET", self.endpoint.family.ready_path,
+                                       authenticated=self.ready_authenticated, timeout=self.timeout,
+                                       ok_statuses=self.ready_ok_statuses)
+        return self.readiness_of(status, body)
+
+    @staticmethod
+    def readiness_of(status: int, body: dict) -> Readiness:
         failing = tuple(str(item) for item in body.get("failing") or ())
         return Readiness(ready=status == 200 and bool(body.get("ready")), failing=failing, detail=body)
 
