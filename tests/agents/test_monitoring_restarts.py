@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from agents.backends.base import LiveState
+from agents.backends.base import LiveState, RuntimeBackend
 from agents.backends.kubernetes import _live_state
 from agents.gateway import Readiness
 from agents.models import Agent
@@ -97,10 +97,10 @@ def test_the_detail_shows_the_restarts(oom_once, user, user_client):
 
 def _watched(live: LiveState, **fields):
     agent = _agent(**fields)
-    backend = mock.Mock()
+    backend = mock.Mock(spec=RuntimeBackend)  # inspected in a thread: not read on the event loop
     backend.inspect.return_value = live
-    patches = (mock.patch("agents.services.monitoring.backend_of", return_value=backend),
-               mock.patch("agents.services.monitoring.gateway_readiness", return_value=Readiness(ready=True)))
+    patches = (mock.patch("agents.services.monitoring_engines.backend_of", return_value=backend),
+               mock.patch("agents.services.monitoring_verdicts.gateway_readiness", return_value=Readiness(ready=True)))
     return agent, backend, patches
 
 
