@@ -11,7 +11,8 @@ SSH channels are not part of what is measured. Stats reads wait as this machine'
 them wait (BENCH_SCALE_ENGINE_MODE=collector: until the engine's next 1 s collector tick, Docker
 before 25.0), or a fixed delay (=fixed, BENCH_SCALE_ENGINE_DELAY seconds, default 0.003: engines
 since 25.0). Sizes: BENCH_SCALE_ENGINES (20), BENCH_SCALE_PER_ENGINE (500). BENCH_SCALE_PARTS
-(default "sampler,monitoring,dashboard") runs only the parts named, the sweep alone in about a minute.
+(default "sampler,monitoring,dashboard") runs only the parts named: the sweep alone in about a
+minute; the dashboard alone with the same fleet in the database and no simulator.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from django.utils import timezone
 
 from bench import measure, report
 
-from ._engine_sim import EngineSim
+from ._engine_sim import EngineSim, container_id
 from ._usage_rows import budgets_create, table_rows, usage_rows_generate
 
 ENGINES = int(os.environ.get("BENCH_SCALE_ENGINES", 20))
@@ -45,8 +46,9 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _fleet(sim: EngineSim, agent_ids: list[list[str]]) -> list[str]:
-    """The agents, each on its engine's container; returns the engines' target ids."""
+def _fleet(sim: EngineSim | None, agent_ids: list[list[str]]) -> list[str]:
+    """The agents, each on its engine's container; returns the engines' target ids. Without a
+    simulator (the dashboard alone) the same rows, no gateway port."""
     from accounts.models import User
     from agents.models import Agent
     from agents.targets.models import RemoteHost
@@ -58,8 +60,9 @@ def _fleet(sim: EngineSim, agent_ids: list[list[str]]) -> list[str]:
     Agent.objects.bulk_create(
         (Agent(id=agent_id, name=f"scale-{k}-{n}", owner=owner, status="running", runtime_family="openclaw",
                deploy_target="remote-docker", execution_target_id=hosts[k].execution_target_id,
-               container_id=sim.container_id(k, n), container_name=f"fleet-sim-{k}-{n}",
-               gateway_host_port=sim.gateway_ports[n % len(sim.gateway_ports)], gateway_token=f"tok-{agent_id}",
+               container_id=container_id(k, n), container_name=f"fleet-sim-{k}-{n}",
+               gateway_host_port=sim.gateway_ports[n % len(sim.gateway_ports)] if sim else None,
+               gateway_token=f"tok-{agent_id}",
                node=f"sim-engine-{k}", last_handshake_at=now)
          for k, ids in enumerate(agent_ids) for n, agent_id in enumerate(ids)),
         batch_size=2000,
@@ -163,19 +166,22 @@ def main() -> None:
     # More reads in flight than docker-py pools connections for: urllib3 says so on every one.
     logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     agent_ids = [[str(uuid.uuid4()) for _ in range(PER_ENGINE)] for _ in range(ENGINES)]
-    with EngineSim(engines=agent_ids, mode=MODE, delay=DELAY) as sim:
-        targets = _fleet(sim, agent_ids)
-        kept = _engines_registered(sim, targets)
-        try:
-            title = f"{ENGINES * PER_ENGINE} agents over {ENGINES} engines, stats reads: {MODE}" + (
-                f" {DELAY * 1000:g} ms" if MODE == "fixed" else " (next 1 s collector tick)")
-            if "sampler" in PARTS:
-                _sampler(title)
-            if "monitoring" in PARTS:
-                _monitoring()
-        finally:
-            registry.TARGETS["remote"] = kept
-    report("engine simulator", **sim.served)
+    if PARTS & {"sampler", "monitoring"}:
+        with EngineSim(engines=agent_ids, mode=MODE, delay=DELAY) as sim:
+            targets = _fleet(sim, agent_ids)
+            kept = _engines_registered(sim, targets)
+            try:
+                title = f"{ENGINES * PER_ENGINE} agents over {ENGINES} engines, stats reads: {MODE}" + (
+                    f" {DELAY * 1000:g} ms" if MODE == "fixed" else " (next 1 s collector tick)")
+                if "sampler" in PARTS:
+                    _sampler(title)
+                if "monitoring" in PARTS:
+                    _monitoring()
+            finally:
+                registry.TARGETS["remote"] = kept
+        report("engine simulator", **sim.served)
+    else:
+        _fleet(None, agent_ids)
     if "dashboard" in PARTS:
         _dashboard_data(agent_ids)
         _dashboard()
