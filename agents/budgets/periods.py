@@ -18,6 +18,11 @@ class PeriodWindow:
         return datetime.combine(self.end, time.min, tzinfo=UTC)
 
 
+def month_start(day: date) -> date:
+    """The first day of `day`'s month: the monthly window's start, and AgentSpendMonth's key."""
+    return day.replace(day=1)
+
+
 def period_window(period: str, now: datetime) -> PeriodWindow:
     today = now.astimezone(UTC).date()
     if period == BudgetPeriod.DAILY:
@@ -26,7 +31,7 @@ def period_window(period: str, now: datetime) -> PeriodWindow:
         monday = today - timedelta(days=today.weekday())
         return PeriodWindow(monday, monday + timedelta(days=7))
     if period == BudgetPeriod.MONTHLY:
-        first = today.replace(day=1)
+        first = month_start(today)
         following = (first + timedelta(days=32)).replace(day=1)
         return PeriodWindow(first, following)
     raise ValueError(f"Unknown budget period {period!r}")

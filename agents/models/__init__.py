@@ -19,7 +19,7 @@ from .idempotency import DeployIdempotencyKey
 from .llm_model import AgentModel
 from .stats import StatsSample
 from .terminal import TerminalEnd, TerminalSession, TerminalVia
-from .usage import AgentSpendDay, ModelRate, RateSource, UsageDaily, UsageEvent
+from .usage import AgentSpendDay, AgentSpendMonth, ModelRate, RateSource, UsageDaily, UsageEvent
 
 __all__ = [
     "IN_FLIGHT",
@@ -27,6 +27,7 @@ __all__ = [
     "Agent",
     "AgentModel",
     "AgentSpendDay",
+    "AgentSpendMonth",
     "Budget",
     "BudgetPeriod",
     "DeployIdempotencyKey",

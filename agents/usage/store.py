@@ -17,7 +17,8 @@ from datetime import date, datetime
 
 from django.db import connection
 
-from ..models import AgentSpendDay, UsageDaily, UsageEvent
+from ..budgets.periods import month_start
+from ..models import AgentSpendDay, AgentSpendMonth, UsageDaily, UsageEvent
 
 CHUNK_ROWS = 500  # 10 parameters a row: well under every backend's parameter limit
 
@@ -128,7 +129,7 @@ def _upsert_adding(model, key: Sequence[str], sums: Sequence[str], rows: list[tu
 
 
 def usage_rollups_add(*, agent_id, events: list[PricedEvent]) -> None:
-    """Fold inserted events into UsageDaily and AgentSpendDay (call in the same transaction)."""
+    """Fold inserted events into UsageDaily and the spend rollups (call in the same transaction)."""
     daily: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     spend: dict[date, int] = defaultdict(int)
     for e in events:
@@ -144,9 +145,25 @@ def usage_rollups_add(*, agent_id, events: list[PricedEvent]) -> None:
         ("input_tokens", "output_tokens", "cost_micros", "events"),
         [(agent_id, *key, *sums) for key, sums in sorted(daily.items())],
     )
+    spend_rollups_add(agent_id=agent_id, spend=spend)
+
+
+def spend_rollups_add(*, agent_id, spend: dict[date, int]) -> None:
+    """Add micro-dollars per UTC day to the agent's AgentSpendDay and AgentSpendMonth rows (call
+    in the transaction that inserted the events). Every day row is written before any month row,
+    each table in key order, so concurrent batches still lock in one order."""
+    month: dict[date, int] = defaultdict(int)
+    for day, cost in spend.items():
+        month[month_start(day)] += cost
     _upsert_adding(
         AgentSpendDay,
         ("agent", "day"),
         ("cost_micros",),
         [(agent_id, day, cost) for day, cost in sorted(spend.items())],
+    )
+    _upsert_adding(
+        AgentSpendMonth,
+        ("agent", "month"),
+        ("cost_micros",),
+        [(agent_id, first, cost) for first, cost in sorted(month.items())],
     )

@@ -27,8 +27,8 @@ from django.test import RequestFactory
 from django.utils import timezone
 from django.utils.text import slugify
 
-from agents.models import AgentSpendDay
 from agents.services.engine_probe import engines_probe
+from agents.usage.store import spend_rollups_add
 from console.navigation import sidebar
 from fleet.events import emit
 from tests.agents.runtimes.support import runtime_image
@@ -112,7 +112,7 @@ def world(transactional_db, hermes_runtime, docker_settings):
                                  container_name=container.name)
     make_samples(agent, start=timezone.now() - timedelta(minutes=20), count=60, every=timedelta(seconds=20))
     make_budget(agent, period="monthly", limit_usd=25)
-    AgentSpendDay.objects.create(agent=agent, day=timezone.now().date(), cost_micros=3_250_000)
+    spend_rollups_add(agent_id=agent.pk, spend={timezone.now().date(): 3_250_000})
     broken = AgentFactory(name="needs-a-look", owner=admin, status="error", container_id="",
                           last_error="The runtime did not become ready within 120 s.")
     emit("agent.error", message="needs-a-look could not start", agent=broken)

@@ -12,9 +12,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from agents.budgets.periods import month_start
 from agents.budgets.selectors import budget_counts, budget_states
-from agents.models import Agent, AgentSpendDay, Budget
+from agents.models import Agent, AgentSpendDay, AgentSpendMonth, Budget
 from agents.services.engine_probe import engines_probe
+from agents.usage.store import spend_rollups_add
 from console import dashboard
 from console.health import targets_health
 from fleet.events import emit
@@ -28,7 +30,8 @@ PANELS = (dashboard.agents_by_status, dashboard.agents_needing_attention, dashbo
 
 
 def _spend(agent, usd: float, *, day=None) -> None:
-    AgentSpendDay.objects.create(agent=agent, day=day or timezone.now().date(), cost_micros=round(usd * 1_000_000))
+    """`usd` spent by `agent` on `day` (today), folded into the spend rollups as ingestion does."""
+    spend_rollups_add(agent_id=agent.pk, spend={day or timezone.now().date(): round(usd * 1_000_000)})
 
 
 def test_the_dashboard_shows_every_panel_with_data(console, settings):
@@ -108,12 +111,19 @@ def test_each_panel_is_one_query_whatever_the_fleet_size():
               created_at=now - timedelta(seconds=i))
         for i in range(10_000)
     )
-    # Every agent spent today and yesterday, and has a monthly budget: 20,000 rollup rows.
+    # Every agent spent today and yesterday, and has a monthly budget: 20,000 day rows, and their
+    # months as the rollup keeps them.
     days = [now.date(), (now - timedelta(days=1)).date()]
     AgentSpendDay.objects.bulk_create(
         AgentSpendDay(agent=agent, day=day, cost_micros=(i % 50 + 1) * 100_000)
         for i, agent in enumerate(agents) for day in days
     )
+    months = Counter()
+    for i, agent in enumerate(agents):
+        for day in days:
+            months[(agent.pk, month_start(day))] += (i % 50 + 1) * 100_000
+    AgentSpendMonth.objects.bulk_create(AgentSpendMonth(agent_id=agent_id, month=month, cost_micros=cost)
+                                        for (agent_id, month), cost in months.items())
     Budget.objects.bulk_create(Budget(agent=agent, period="monthly", limit_micros=(i % 3 + 1) * 2_000_000)
                                for i, agent in enumerate(agents))
 
