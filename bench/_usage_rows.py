@@ -61,6 +61,12 @@ def usage_rows_generate(rows: int, *, days: int) -> float:
             SELECT agent_id, day, sum(cost_micros) FROM agents_usagedaily GROUP BY 1, 2
             """
         )
+        cursor.execute(
+            """
+            INSERT INTO agents_agentspendmonth (agent_id, month, cost_micros)
+            SELECT agent_id, date_trunc('month', day)::date, sum(cost_micros) FROM agents_agentspendday GROUP BY 1, 2
+            """
+        )
         cursor.execute("ANALYZE")  # planner statistics, as autovacuum keeps them on a live database
     return time.perf_counter() - started
 

@@ -134,7 +134,8 @@ def _dashboard_data(agent_ids: list[list[str]]) -> None:
          for n in range(20_000)), batch_size=5000)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    report("dashboard data", spend_rows=table_rows("agents_agentspendday"), budgets=table_rows("agents_budget"),
+    report("dashboard data", spend_rows=table_rows("agents_agentspendday"),
+           spend_month_rows=table_rows("agents_agentspendmonth"), budgets=table_rows("agents_budget"),
            events=table_rows("fleet_event"), seconds=seconds)
 
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from agents.budgets.selectors import BudgetCounts, MonthlySpend, budget_counts, top_monthly_spenders
-from agents.models import Agent, AgentSpendDay
+from agents.budgets.selectors import (
+    BudgetCounts,
+    MonthlySpend,
+    budget_counts,
+    fleet_spend,
+    top_monthly_spenders,
+)
+from agents.models import Agent
 from agents.models.agent import PausedReason, Status
 from agents.models.money import micros_to_usd
 from alerts.models import Delivery, DeliveryStatus
@@ -55,13 +61,9 @@ def agents_needing_attention() -> list[dict]:
 
 
 def spend_panel(now=None) -> dict:
-    """Fleet spend today and this month (UTC) from the per-agent per-day rollup."""
-    today = (now or timezone.now()).date()
-    month_start = today.replace(day=1)
-    spent = AgentSpendDay.objects.filter(day__gte=month_start).aggregate(
-        today=Sum("cost_micros", filter=Q(day=today)), month=Sum("cost_micros"),
-    )
-    return {"today_usd": micros_to_usd(spent["today"] or 0), "month_usd": micros_to_usd(spent["month"] or 0)}
+    """Fleet spend today and this month (UTC) from the per-agent rollups."""
+    spent = fleet_spend(today=(now or timezone.now()).date())
+    return {"today_usd": micros_to_usd(spent.today_micros), "month_usd": micros_to_usd(spent.month_micros)}
 
 
 def budgets_panel(now=None) -> BudgetCounts:

@@ -1,24 +1,25 @@
 """Reads of budgets with their current spend, in one aggregate query for any number of agents.
 
-Spend comes from the per-agent per-day rollup (AgentSpendDay): its rows since the earliest
-current period start are read once, summed per agent and period with FILTER, and joined to
-the budgets; ten thousand budgets cost one statement, never one per agent.
+Spend comes from the per-agent rollups: a monthly budget's from its agent's month
+(AgentSpendMonth), a daily one's from its day, a weekly one's from its week's days
+(AgentSpendDay), joined to the budgets; ten thousand budgets cost one statement, never one per
+agent, and never a sum over the month's days.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db import connection
 from django.utils import timezone
 
 from fleet.errors import NotFound
 
-from ..models import Agent, AgentSpendDay, Budget, BudgetPeriod
+from ..models import Agent, AgentSpendDay, AgentSpendMonth, Budget, BudgetPeriod
 from ..models.money import micros_to_usd
-from .periods import PeriodWindow, period_windows
+from .periods import PeriodWindow, month_start, period_windows
 
 PERIOD_ORDER = {period: index for index, period in enumerate(BudgetPeriod.values)}
 BUDGET_NOT_FOUND = "Budget not found."
@@ -71,31 +72,39 @@ class BudgetReport:
 
 def _budget_spend_sql(windows: dict[str, PeriodWindow], *, agent_ids: list | None):
     """(sql, params) of rows (budget id, spent micros in its current period, limit_micros,
-    soft_threshold_pct): the spend rollup read once, each agent's days summed per period with
-    FILTER, joined to the budgets. One statement for any number of agents."""
+    soft_threshold_pct), one statement for any number of agents: a monthly budget reads its
+    agent's AgentSpendMonth row, a daily one its AgentSpendDay row (each window is one month,
+    one day: one row or none), a weekly one sums its agent's days of the week, for the agents
+    with a weekly budget only."""
     q = connection.ops.quote_name
     day = connection.ops.adapt_datefield_value
-    budget, spend = q(Budget._meta.db_table), q(AgentSpendDay._meta.db_table)
-    params: list = []
-    sums = []
-    for period, window in windows.items():
-        sums.append(f"SUM(s.cost_micros) FILTER (WHERE s.day >= %s AND s.day < %s) AS {q('spent_' + period)}")
-        params += [day(window.start), day(window.end)]
-    params += [day(min(w.start for w in windows.values())), day(max(w.end for w in windows.values()))]
-    agent_filter = ""
+    budget, days, months = (q(model._meta.db_table) for model in (Budget, AgentSpendDay, AgentSpendMonth))
+    daily, weekly, monthly = (windows[p] for p in (BudgetPeriod.DAILY, BudgetPeriod.WEEKLY, BudgetPeriod.MONTHLY))
+    agents_in, agent_params = "", []
     if agent_ids is not None:
-        agent_filter = " AND s.agent_id IN ({})".format(", ".join(["%s"] * len(agent_ids)))
-        params += [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
-    per_period = " ".join(f"WHEN '{p}' THEN sp.{q('spent_' + p)}" for p in windows)
+        agents_in = "IN ({})".format(", ".join(["%s"] * len(agent_ids)))
+        agent_params = [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
+
+    def only_agents(alias: str) -> str:
+        return f" AND {alias}.agent_id {agents_in}" if agents_in else ""
+
     sql = (
-        f"WITH sp AS (SELECT s.agent_id, {', '.join(sums)} FROM {spend} s "
-        f"WHERE s.day >= %s AND s.day < %s{agent_filter} GROUP BY s.agent_id) "
-        f"SELECT b.id, COALESCE(CASE b.period {per_period} END, 0) AS spent, b.limit_micros, b.soft_threshold_pct "
-        f"FROM {budget} b LEFT JOIN sp ON sp.agent_id = b.agent_id"
+        f"SELECT b.id, COALESCE(CASE b.period WHEN %s THEN d.cost_micros WHEN %s THEN w.spent "
+        f"WHEN %s THEN m.cost_micros END, 0) AS spent, b.limit_micros, b.soft_threshold_pct "
+        f"FROM {budget} b "
+        f"LEFT JOIN {days} d ON d.agent_id = b.agent_id AND d.day = %s "
+        f"LEFT JOIN {months} m ON m.agent_id = b.agent_id AND m.month = %s "
+        f"LEFT JOIN (SELECT s.agent_id, SUM(s.cost_micros) AS spent FROM {days} s "
+        f"WHERE s.day >= %s AND s.day < %s{only_agents('s')} AND s.agent_id IN "
+        f"(SELECT wb.agent_id FROM {budget} wb WHERE wb.period = %s{only_agents('wb')}) "
+        f"GROUP BY s.agent_id) w ON w.agent_id = b.agent_id"
     )
-    if agent_ids is not None:
-        sql += " WHERE b.agent_id IN ({})".format(", ".join(["%s"] * len(agent_ids)))
-        params += [Agent._meta.pk.get_db_prep_value(a, connection) for a in agent_ids]
+    params = [BudgetPeriod.DAILY.value, BudgetPeriod.WEEKLY.value, BudgetPeriod.MONTHLY.value,
+              day(daily.start), day(monthly.start), day(weekly.start), day(weekly.end), *agent_params,
+              BudgetPeriod.WEEKLY.value, *agent_params]
+    if agents_in:
+        sql += f" WHERE b.agent_id {agents_in}"
+        params += agent_params
     return sql, params
 
 
@@ -161,25 +170,45 @@ class MonthlySpend:
         return round(self.spent_micros * 100 / self.monthly_limit_micros, 2)
 
 
-def top_monthly_spenders(*, count: int, now: datetime | None = None) -> list[MonthlySpend]:
-    """The `count` agents that spent most this month (UTC), most first, each with its monthly
-    budget: one statement, the month's rollup rows summed per agent, the top ones joined to their
-    agent and budget."""
-    month = period_windows(now or timezone.now())[BudgetPeriod.MONTHLY]
+@dataclass(frozen=True)
+class FleetSpend:
+    today_micros: int
+    month_micros: int  # from the first of today's month on
+
+
+def fleet_spend(*, today: date) -> FleetSpend:
+    """What the whole fleet spent on `today` and from the first of its month on: one statement,
+    that day's AgentSpendDay rows (by the day's index) and the month's AgentSpendMonth rows."""
     q = connection.ops.quote_name
     day = connection.ops.adapt_datefield_value
-    spend, agents, budget = (q(model._meta.db_table) for model in (AgentSpendDay, Agent, Budget))
+    days, months = q(AgentSpendDay._meta.db_table), q(AgentSpendMonth._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT SUM(cost_micros) FROM {days} WHERE day = %s), "
+            f"(SELECT SUM(cost_micros) FROM {months} WHERE month >= %s)",
+            [day(today), day(month_start(today))],
+        )
+        today_micros, month_micros = cursor.fetchone()
+    return FleetSpend(today_micros=int(today_micros or 0), month_micros=int(month_micros or 0))
+
+
+def top_monthly_spenders(*, count: int, now: datetime | None = None) -> list[MonthlySpend]:
+    """The `count` agents that spent most this month (UTC), most first, each with its monthly
+    budget: one statement, the month's AgentSpendMonth rows (one range of its index) ranked,
+    the top ones joined to their agent and budget."""
+    month = period_windows(now or timezone.now())[BudgetPeriod.MONTHLY]
+    q = connection.ops.quote_name
+    months, agents, budget = (q(model._meta.db_table) for model in (AgentSpendMonth, Agent, Budget))
     sql = (
-        f"WITH top AS (SELECT s.agent_id, SUM(s.cost_micros) AS spent FROM {spend} s "
-        f"WHERE s.day >= %s AND s.day < %s GROUP BY s.agent_id HAVING SUM(s.cost_micros) > 0 "
-        f"ORDER BY spent DESC, s.agent_id LIMIT %s) "
+        f"WITH top AS (SELECT m.agent_id, m.cost_micros AS spent FROM {months} m "
+        f"WHERE m.month = %s AND m.cost_micros > 0 ORDER BY m.cost_micros DESC, m.agent_id LIMIT %s) "
         f"SELECT top.agent_id, a.name, top.spent, b.limit_micros FROM top "
         f"JOIN {agents} a ON a.id = top.agent_id "
         f"LEFT JOIN {budget} b ON b.agent_id = top.agent_id AND b.period = %s "
         f"ORDER BY top.spent DESC, top.agent_id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [day(month.start), day(month.end), count, BudgetPeriod.MONTHLY.value])
+        cursor.execute(sql, [connection.ops.adapt_datefield_value(month.start), count, BudgetPeriod.MONTHLY.value])
         rows = cursor.fetchall()
     return [MonthlySpend(Agent._meta.pk.to_python(agent_id), name, int(spent), limit)
             for agent_id, name, spent, limit in rows]
