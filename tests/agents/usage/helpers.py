@@ -30,3 +30,8 @@ def spend(agent, usd: float, *, occurred_at: datetime | None = None, model: str 
     if occurred_at is not None:
         fields["occurred_at"] = occurred_at.isoformat()
     return usage_ingest(agent=agent, events=usage_events_parse({"events": [event(**fields)]}))
+
+
+def ingest(agent, *, events: list[dict], now: datetime | None = None) -> IngestResult:
+    """Ingest `events` (each the fields that differ from event()'s) for `agent` at `now`."""
+    return usage_ingest(agent=agent, events=usage_events_parse({"events": [event(**e) for e in events]}), now=now)

@@ -7,7 +7,7 @@ from functools import partial
 import pytest
 from django.db import connection
 
-from agents.models import AgentSpendDay, UsageDaily, UsageEvent
+from agents.models import AgentSpendDay, AgentSpendMonth, UsageDaily, UsageEvent
 from tests.factories.agents import AgentFactory
 from tests.support import client_for, run_in_threads
 
@@ -31,4 +31,5 @@ def test_two_concurrent_identical_posts_store_each_event_once():
     assert sorted(a["duplicates"] for a in answers) == [0, 300]
     assert UsageEvent.objects.filter(agent=agent).count() == 300
     assert AgentSpendDay.objects.get(agent=agent).cost_micros == 3_000_000
+    assert AgentSpendMonth.objects.get(agent=agent).cost_micros == 3_000_000
     assert sum(UsageDaily.objects.filter(agent=agent).values_list("events", flat=True)) == 300
