@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Sum
+from django.db.models.functions import TruncMonth
 
 from ..budgets.periods import month_start
 from ..models import AgentSpendDay, AgentSpendMonth, UsageDaily, UsageEvent
@@ -167,3 +169,20 @@ def spend_rollups_add(*, agent_id, spend: dict[date, int]) -> None:
         ("cost_micros",),
         [(agent_id, first, cost) for first, cost in sorted(month.items())],
     )
+
+
+@transaction.atomic
+def spend_months_rebuild() -> int:
+    """Set every AgentSpendMonth row to the sum of its day rows; returns how many there are. For
+    the release that adds the month rollup: processes of the previous release that ingest after
+    its migration add to the days only, so run this once they have stopped. Ingestion waits
+    meanwhile (a SHARE lock on the day rows, which every ingest writes before its months)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {connection.ops.quote_name(AgentSpendDay._meta.db_table)} IN SHARE MODE")
+    AgentSpendMonth.objects.all().delete()  # first: SQLite's write lock is taken here, before the read
+    sums = (AgentSpendDay.objects.annotate(first=TruncMonth("day")).order_by()
+            .values_list("agent_id", "first").annotate(cost=Sum("cost_micros")))
+    rows = [AgentSpendMonth(agent_id=agent_id, month=first, cost_micros=cost) for agent_id, first, cost in sums]
+    AgentSpendMonth.objects.bulk_create(rows, batch_size=CHUNK_ROWS)
+    return len(rows)

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.db.models import F
 
 from agents.budgets.periods import month_start
 from agents.models import AgentSpendDay, AgentSpendMonth, ModelRate
@@ -110,3 +113,19 @@ def test_a_deleted_agent_takes_its_months_along():
     deleted.delete()
 
     assert months_stored() == {(kept.pk, date(2026, 11, 1)): 1_000_000}
+
+
+def test_the_rebuild_takes_in_days_written_without_their_months():
+    agent, other = AgentFactory(), AgentFactory()
+    ingest(agent, now=NOW, events=[{"occurred_at": "2026-11-20T10:00:00Z", "cost_usd": 1}])
+    # What a process of the release before the month rollup writes: the day alone.
+    AgentSpendDay.objects.filter(agent=agent).update(cost_micros=F("cost_micros") + 250_000)
+    AgentSpendDay.objects.create(agent=other, day=date(2026, 12, 1), cost_micros=40)
+    AgentSpendMonth.objects.create(agent=other, month=date(2026, 10, 1), cost_micros=9)  # no day behind it
+    out = StringIO()
+
+    call_command("spend_months_rebuild", stdout=out)
+
+    assert months_stored() == months_from_days() == {
+        (agent.pk, date(2026, 11, 1)): 1_250_000, (other.pk, date(2026, 12, 1)): 40}
+    assert "2 agent months rebuilt" in out.getvalue()
