@@ -1,7 +1,7 @@
 """The budget sweep over 10,000 agents with budgets and 10 million usage rows \
 (docs/performance.md: at most 1 s; the issue: under 5 s).
 
-The sweep reads the per-agent per-day rollup that ingestion keeps, never the raw rows; one
+The sweep reads the per-agent spend rollups that ingestion keeps, never the raw rows; one
 raw aggregate is timed once beside it to show what the rollup saves. About 2% of the agents
 sit over their soft threshold and 0.5% over a cap; they run without a container, so the
 first sweep's pauses cost the control plane's own work only (no engine calls).
