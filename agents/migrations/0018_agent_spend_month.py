@@ -16,7 +16,7 @@ def spend_months_fill(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         # Ingestion waits until this commits: no day row is added between the read and the commit.
         with schema_editor.connection.cursor() as cursor:
-            cursor.execute(f"LOCK TABLE {day_model._meta.db_table} IN SHARE MODE")
+            cursor.execute(f"LOCK TABLE {schema_editor.quote_name(day_model._meta.db_table)} IN SHARE MODE")
     sums = (day_model.objects.using(db).annotate(first=TruncMonth("day")).order_by()
             .values_list("agent_id", "first").annotate(cost=Sum("cost_micros")))
     batch = []

@@ -94,8 +94,8 @@ class AgentSpendDay(models.Model):
 
 
 class AgentSpendMonth(models.Model):
-    """Per agent and UTC calendar month: the sum of its AgentSpendDay rows of that month, added
-    to by the same statement's transaction. Monthly budgets and the dashboard read one row per
+    """Per agent and UTC calendar month: the sum of its AgentSpendDay rows of that month, added to
+    in the transaction that adds to them. Monthly budgets and the dashboard read one row per
     agent here instead of summing up to 31."""
 
     id = models.BigAutoField(primary_key=True)
