@@ -50,6 +50,7 @@ class AgentsConfig(AppConfig):
         from fleet.health import health_check_register, health_warning_register
 
         from . import checks  # noqa: F401 - registers the system checks
+        from .list_revisions import install_after_migrate as install_revisions_after_migrate
         from .list_triggers import install_after_migrate
         from .services.lifecycle import agents_holding
 
@@ -69,6 +70,8 @@ class AgentsConfig(AppConfig):
         # The list version's triggers, re-created when missing or outdated (SQLite drops them
         # with a rebuilt table): agents.list_triggers.
         post_migrate.connect(install_after_migrate, sender=self, dispatch_uid="agents.list_triggers")
+        # Each agent's list revision (agents.list_revisions), under which agents.list_rows keeps rows.
+        post_migrate.connect(install_revisions_after_migrate, sender=self, dispatch_uid="agents.list_revisions")
 
         from fleet.edge.routes import register_websocket
 

@@ -175,18 +175,53 @@ def _counter_statements(vendor: str) -> list[str]:
     ]
 
 
-def _installed(cursor, vendor: str) -> dict[tuple[str, str], str]:
-    """(table, trigger name) -> what identifies its definition (PostgreSQL: its comment; SQLite: its SQL)."""
+def installed_triggers(cursor, vendor: str, prefix: str = TRIGGER_PREFIX) -> dict[tuple[str, str], str]:
+    """(table, trigger name) -> what identifies its definition (PostgreSQL: its comment; SQLite:
+    its SQL), for the triggers whose name starts with `prefix`."""
     if vendor == "postgresql":
         cursor.execute(
             "SELECT t.tgrelid::regclass::text, t.tgname, coalesce(obj_description(t.oid, 'pg_trigger'), '')"
             " FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgname LIKE %s",
-            [TRIGGER_PREFIX.replace("_", r"\_") + "%"],
+            [prefix.replace("_", r"\_") + "%"],
         )
     else:
         cursor.execute("SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE %s"
-                       r" ESCAPE '\'", [TRIGGER_PREFIX.replace("_", r"\_") + "%"])
+                       r" ESCAPE '\'", [prefix.replace("_", r"\_") + "%"])
     return {(table.strip('"'), name): definition for table, name, definition in cursor.fetchall()}
+
+
+def install_functions(cursor, functions: dict[str, tuple[str, str]]) -> list[str]:
+    """PostgreSQL: create or replace each plpgsql function (name -> (what it returns, its body))
+    whose stored body differs; answers the ones (re)created, as "name()"."""
+    done = []
+    for function, (returns, body) in functions.items():
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(%s)", [f"{function}()"])
+        row = cursor.fetchone()
+        if row is None or row[0] != body:
+            cursor.execute(f"CREATE OR REPLACE FUNCTION {function}() RETURNS {returns} LANGUAGE plpgsql "
+                           "AS $$" + body + "$$")
+            done.append(f"{function}()")
+    return done
+
+
+def install_triggers(cursor, vendor: str, quote, wanted: list[Trigger], prefix: str) -> list[str]:
+    """Make every trigger of `wanted` exist as defined, dropping any other trigger named with
+    `prefix`; answers the ones (re)created, as "table.trigger"."""
+    installed = installed_triggers(cursor, vendor, prefix)
+    expected = {(t.table, t.name): (t.digest if vendor == "postgresql" else t.sql) for t in wanted}
+    for (table, name), definition in installed.items():
+        if expected.get((table, name)) != definition:
+            on = f" ON {quote(table)}" if vendor == "postgresql" else ""
+            cursor.execute(f"DROP TRIGGER IF EXISTS {name}{on}")
+    done = []
+    for trigger in wanted:
+        if installed.get((trigger.table, trigger.name)) == expected[trigger.table, trigger.name]:
+            continue
+        cursor.execute(trigger.sql)
+        if vendor == "postgresql":
+            cursor.execute(f"COMMENT ON TRIGGER {trigger.name} ON {quote(trigger.table)} IS '{trigger.digest}'")
+        done.append(f"{trigger.table}.{trigger.name}")
+    return done
 
 
 def install(connection) -> list[str]:
@@ -200,26 +235,8 @@ def install(connection) -> list[str]:
         for statement in _counter_statements(vendor):
             cursor.execute(statement)
         if vendor == "postgresql":
-            for function, (returns, body) in FUNCTIONS.items():
-                cursor.execute("SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(%s)", [f"{function}()"])
-                row = cursor.fetchone()
-                if row is None or row[0] != body:
-                    cursor.execute(f"CREATE OR REPLACE FUNCTION {function}() RETURNS {returns} LANGUAGE plpgsql "
-                                   "AS $$" + body + "$$")
-                    done.append(f"{function}()")
-        installed = _installed(cursor, vendor)
-        expected = {(t.table, t.name): (t.digest if vendor == "postgresql" else t.sql) for t in wanted}
-        for (table, name), definition in installed.items():
-            if expected.get((table, name)) != definition:
-                on = f" ON {quote(table)}" if vendor == "postgresql" else ""
-                cursor.execute(f"DROP TRIGGER IF EXISTS {name}{on}")
-        for trigger in wanted:
-            if installed.get((trigger.table, trigger.name)) == expected[trigger.table, trigger.name]:
-                continue
-            cursor.execute(trigger.sql)
-            if vendor == "postgresql":
-                cursor.execute(f"COMMENT ON TRIGGER {trigger.name} ON {quote(trigger.table)} IS '{trigger.digest}'")
-            done.append(f"{trigger.table}.{trigger.name}")
+            done += install_functions(cursor, FUNCTIONS)
+        done += install_triggers(cursor, vendor, quote, wanted, TRIGGER_PREFIX)
     return done
 
 

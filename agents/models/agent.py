@@ -106,6 +106,10 @@ class Agent(models.Model):
     ready_deadline_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Moved by database triggers whenever this agent's row of GET /agents may read differently
+    # (agents.list_revisions); each web process keeps the row's JSON under it (agents.list_rows).
+    # Never set by the ORM: a save carrying an older value keeps the stored one.
+    list_revision = models.BigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ("-created_at",)
