@@ -17,6 +17,7 @@ from uuid import UUID
 
 from django.db import connection, connections
 from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, F, Func, OuterRef, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
@@ -32,7 +33,7 @@ from .targets.access import hidden_deploy_targets, require_session_for_target
 AGENT_NOT_FOUND = "Agent not found."
 
 # GET /agents, one row per agent: (JSON name, the column it is read from, or None when it is
-# computed per row). The one table of the builder (_agent_rows) and of the documentation
+# computed per row). The one table of the builder (_rendered) and of the documentation
 # (agents.api.serializers.AgentListItemOut). Rows are read as tuples of these columns (no model
 # instances, no dict per row from the ORM); the *_text columns are id, owner_id and created_at
 # as the text the JSON body shows (see _UuidText and _IsoTimestampUTC).
@@ -60,6 +61,8 @@ LIST_FIELDS = (
 LIST_KEYS = tuple(name for name, _ in LIST_FIELDS)
 # The read columns come first in LIST_FIELDS; owner_text (not shown) closes each row.
 LIST_COLUMNS = tuple(column for _, column in LIST_FIELDS if column) + ("owner_text",)
+OWNER_AT = len(LIST_COLUMNS) - 1
+REVISION_AT = len(LIST_COLUMNS)  # rows read with their list revision (agent_list_rows) carry it last
 
 
 def _iso_utc(column: str) -> str:
@@ -150,19 +153,39 @@ def _visible_agents(principal: Principal, *, owned_only: bool = False) -> QueryS
     return Agent.objects.filter(Q(owner_id=user_id) | Q(Exists(shared)))
 
 
+def _among(model, field: str, values) -> Q:
+    """`field IN values`; on PostgreSQL `= ANY(array)`, one parameter whatever the number of
+    values, so the statement's text (and its prepared plan) is the same for every caller."""
+    if not _on_postgresql():
+        return Q(**{f"{field}__in": list(values)})
+    quote = connection.ops.quote_name
+    column = f"{quote(model._meta.db_table)}.{quote(model._meta.get_field(field).column)}"
+    return Q(RawSQL(f"{column} = ANY(%s::uuid[])", (list(values),), output_field=BooleanField()))
+
+
 def _listed_assignments(principal: Principal, *, roles: dict[UUID, Role], owned_only: bool) -> QuerySet:
-    """The assignments GET /agents shows: those in workspaces the caller may see. Every agent
+    """The assignments GET /agents shows: those in the workspaces of `roles` (the caller's
+    memberships as read once for the whole list; all of them for a platform admin). Every agent
     assigned to such a workspace is visible to the caller, so no join on agents is needed."""
     assignments = WorkspaceAgent.objects.all()
     if principal.is_api_key:
         assignments = assignments.filter(workspace_id=principal.workspace_id)
     elif not principal.is_platform_admin:
-        # Through the caller's memberships, not their workspace ids written into the SQL: the
-        # text stays the same for every caller, so its prepared plan is reused (agent_list).
-        assignments = assignments.filter(workspace__memberships__user_id=principal.user.pk)
+        # From `roles`, not a fresh join on memberships: a row then depends on nothing the
+        # caller's key in agents.list_rows leaves out, even if a membership changes meanwhile.
+        assignments = assignments.filter(_among(WorkspaceAgent, "workspace", roles))
     if owned_only:
         assignments = assignments.filter(agent__owner_id=principal.user.pk)
     return assignments
+
+
+def _listed_agents(principal: Principal, *, owned_only: bool) -> QuerySet[Agent]:
+    """The agents GET /agents shows, newest first, with the text columns of LIST_COLUMNS."""
+    return (
+        _visible_agents(principal, owned_only=owned_only)
+        .annotate(id_text=_uuid_text("id"), owner_text=_uuid_text("owner_id"), created_text=_created_at_text())
+        .order_by("-created_at", "-id")
+    )
 
 
 def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]:
@@ -172,21 +195,51 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     is a prepared statement whose text is the same for every caller (the caller's id is a
     parameter), planned once per connection.
     """
+    owned_only = scope == "owned"
     with prepared_statements():
-        return _agent_rows(principal, workspace_roles(principal), owned_only=scope == "owned")
+        roles = workspace_roles(principal)
+        rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS))
+        if not rows:
+            return []
+        return _rendered(principal, roles, rows, _listed_assignments(principal, roles=roles, owned_only=owned_only))
 
 
-def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bool) -> list[dict]:
-    agents = _visible_agents(principal, owned_only=owned_only)
-    rows = list(
-        agents.annotate(id_text=_uuid_text("id"), owner_text=_uuid_text("owner_id"), created_text=_created_at_text())
-        .order_by("-created_at", "-id")
-        .values_list(*LIST_COLUMNS)
-    )
-    if not rows:
-        return []
+def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> list[tuple[str, int]]:
+    """(id, list revision) of each agent GET /agents shows the caller, in the list's order: one
+    query, a prepared statement (agents.list_rows)."""
+    agents = _visible_agents(principal, owned_only=scope == "owned")
+    with prepared_statements():
+        return list(agents.annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id")
+                    .values_list("id_text", "list_revision"))
 
+
+def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str = "accessible",
+                    agent_ids: list[str] | None = None) -> list[tuple[str, int, dict]]:
+    """(id, list revision, row) for the rows of GET /agents, in the list's order: every one, or
+    those of `agent_ids` still listed. Two queries (agents.list_rows).
+
+    A row is a function of its agent's data at that revision (agents.list_revisions) and of the
+    caller as given: the principal and `roles`, its memberships as read once for the whole list
+    (workspace_roles), nothing read besides. The revision is read with the agent's columns; the
+    assignments are read after them, so they are at least as new: a row rendered with newer ones
+    is kept under an older revision, which the next read of the revisions then no longer matches.
+    """
+    owned_only = scope == "owned"
+    agents = _listed_agents(principal, owned_only=owned_only)
     assignments = _listed_assignments(principal, roles=roles, owned_only=owned_only)
+    if agent_ids is not None:
+        agents = agents.filter(_among(Agent, "id", agent_ids))
+        assignments = assignments.filter(_among(WorkspaceAgent, "agent", agent_ids))
+    with prepared_statements():
+        rows = list(agents.values_list(*LIST_COLUMNS, "list_revision"))
+        if not rows:
+            return []
+        rendered = _rendered(principal, roles, rows, assignments)
+    return [(row[0], row[REVISION_AT], item) for row, item in zip(rows, rendered, strict=True)]
+
+
+def _rendered(principal: Principal, roles: dict[UUID, Role], rows: list[tuple], assignments: QuerySet) -> list[dict]:
+    """The rows of LIST_COLUMNS (any columns after them ignored) as the list's dicts."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
     best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
     # Plain ints: comparing them is cheaper than comparing IntEnum members.
@@ -219,9 +272,9 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
     empty: list = []
     body = []
     append = body.append
-    keys, sandbox_at = LIST_KEYS, LIST_COLUMNS.index("sandbox_profile")
+    keys, sandbox_at, owner_at = LIST_KEYS, LIST_COLUMNS.index("sandbox_profile"), OWNER_AT
     for row in rows:
-        agent_id, owner_id = row[0], row[-1]
+        agent_id, owner_id = row[0], row[owner_at]
         is_owner = owner_id == user_id
         if is_key:
             label = key_label
@@ -234,7 +287,7 @@ def _agent_rows(principal: Principal, roles: dict[UUID, Role], *, owned_only: bo
             label = labels.get(role)
         # The read columns, then the computed fields, in LIST_FIELDS order (strict: a row that
         # does not fit the table fails instead of dropping or shifting a field).
-        values = (*row[:-1], row[sandbox_at], is_owner, label, by_agent.get(agent_id, empty))
+        values = (*row[:owner_at], row[sandbox_at], is_owner, label, by_agent.get(agent_id, empty))
         append(dict(zip(keys, values, strict=True)))
     return body
 

@@ -601,3 +601,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # GET /agents: the last body of each caller kept per web process, up to this many MB
 # (agents.list_cache; invalidated by the list version the database bumps). 0 turns it off.
 AGENT_LIST_CACHE_MB = env.int("AGENT_LIST_CACHE_MB", default=16)
+# GET /agents after a write: each row's JSON kept per caller (and scope) under its agent's list
+# revision, up to this many MB per web process (agents.list_rows), so a write re-serializes only
+# the rows it changed. 0 builds every list whole.
+AGENT_LIST_ROWS_MB = env.int("AGENT_LIST_ROWS_MB", default=32)

@@ -24,10 +24,10 @@ from fleet.errors import Conflict, FieldErrors, FleetError
 from workspaces.roles import Scope
 
 from .. import list_cache
+from ..list_rows import list_body
 from ..llm_model.choice import routing_parse
 from ..llm_model.serializers import ModelIn
 from ..llm_model.services import deploy_model_check
-from ..selectors import agent_list
 from ..services.adopt import AdoptRequest, agent_adopt
 from ..services.deploy import agent_deploy
 from ..services.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -67,7 +67,7 @@ class AgentListApi(ApiView):
             return response
         body = list_cache.cached_body(key, etag)
         if body is None:
-            body = dumps(agent_list(self.principal, scope=scope))  # rows of LIST_KEYS: see AgentListItemOut
+            body = list_body(self.principal, scope=scope)  # rows of LIST_KEYS: see AgentListItemOut
             list_cache.remember_body(key, etag, body)
         if len(body) >= 200 and re_accepts_gzip.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
             # Compressed once per cached body, not per answer; what fleet.api.gzip would send.

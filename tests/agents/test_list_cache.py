@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from accounts.models import User
 from accounts.tokens import sessions_revoke
-from agents import list_cache
+from agents import list_cache, list_rows
 from agents.api import agents as agents_api
 from agents.api.serializers import AgentListItemOut, WorkspaceRefOut
 from agents.models import Agent, Status, WorkspaceAgent
@@ -31,18 +31,20 @@ from workspaces.services import api_key_create, api_key_revoke, membership_add, 
 
 @pytest.fixture
 def built(monkeypatch):
-    """How many times the body was built (not served from the cache)."""
+    """How many times the body was built (not served from the cache), from kept rows or whole."""
     calls = []
-    original = agents_api.agent_list
+    original = agents_api.list_body
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(agents_api, "agent_list", counting)
+    monkeypatch.setattr(agents_api, "list_body", counting)
     list_cache.forget_bodies()
+    list_rows.forget_rows()
     yield calls
     list_cache.forget_bodies()
+    list_rows.forget_rows()
 
 
 def _rows(client) -> dict[str, dict]:

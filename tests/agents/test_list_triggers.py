@@ -215,8 +215,8 @@ def test_api_key_use_readiness_counts_and_unchanged_saves_leave_the_version_and_
     key, secret = make_api_key(workspace=t.workspace, scopes=("agents:read",))
     client = client_for(api_key=secret)
     built = []
-    original = agents_api.agent_list
-    monkeypatch.setattr(agents_api, "agent_list", lambda *a, **kw: built.append(1) or original(*a, **kw))
+    original = agents_api.list_body
+    monkeypatch.setattr(agents_api, "list_body", lambda *a, **kw: built.append(1) or original(*a, **kw))
     list_cache.forget_bodies()
     assert client.get("/api/agents").status_code == 200
     version, builds = _committed_version(), len(built)
