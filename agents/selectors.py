@@ -21,6 +21,7 @@ from django.db.models.expressions import RawSQL
 
 from fleet.api.fields import uuid_or_none
 from fleet.api.principal import Principal
+from fleet.compiled_query import CompiledRows
 from fleet.errors import Forbidden, MissingScope, NotFound
 from fleet.postgresql.prepared import prepared_statements
 from workspaces.access import workspace_roles
@@ -201,22 +202,21 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
         rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS))
         if not rows:
             return []
-        return _rendered(principal, roles, rows, _listed_assignments(principal, roles=roles, owned_only=owned_only))
+        return _rendered(principal, roles, rows,
+                         _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)))
 
 
 def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> list[tuple[str, int]]:
     """(id, list revision) of each agent GET /agents shows the caller, in the list's order: one
-    query, a prepared statement (agents.list_rows)."""
-    agents = _visible_agents(principal, owned_only=scope == "owned")
-    with prepared_statements():
-        return list(agents.annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id")
-                    .values_list("id_text", "list_revision"))
+    query (agents.list_rows; PostgreSQL)."""
+    owned_only = scope == "owned"
+    return _list_read("revisions", principal, owned_only, _visibility_arguments(principal, owned_only))
 
 
 def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str = "accessible",
                     agent_ids: list[str] | None = None) -> list[tuple[str, int, dict]]:
     """(id, list revision, row) for the rows of GET /agents, in the list's order: every one, or
-    those of `agent_ids` still listed. Two queries (agents.list_rows).
+    those of `agent_ids` still listed (PostgreSQL). Two queries (agents.list_rows).
 
     A row is a function of its agent's data at that revision (agents.list_revisions) and of the
     caller as given: the principal and `roles`, its memberships as read once for the whole list
@@ -225,31 +225,104 @@ def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str
     is kept under an older revision, which the next read of the revisions then no longer matches.
     """
     owned_only = scope == "owned"
-    agents = _listed_agents(principal, owned_only=owned_only)
-    assignments = _listed_assignments(principal, roles=roles, owned_only=owned_only)
-    if agent_ids is not None:
-        agents = agents.filter(_among(Agent, "id", agent_ids))
-        assignments = assignments.filter(_among(WorkspaceAgent, "agent", agent_ids))
-    with prepared_statements():
-        rows = list(agents.values_list(*LIST_COLUMNS, "list_revision"))
-        if not rows:
-            return []
-        rendered = _rendered(principal, roles, rows, assignments)
+    if agent_ids is None:
+        with prepared_statements():
+            rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS, "list_revision"))
+            assignments = _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)) \
+                if rows else []
+    else:
+        among = {"agents": agent_ids}
+        rows = _list_read("rows", principal, owned_only, _visibility_arguments(principal, owned_only) | among)
+        assignments = _list_read("assignments", principal, owned_only,
+                                 _assignment_arguments(principal, roles, owned_only) | among) if rows else []
+    rendered = _rendered(principal, roles, rows, assignments)
     return [(row[0], row[REVISION_AT], item) for row, item in zip(rows, rendered, strict=True)]
 
 
-def _rendered(principal: Principal, roles: dict[UUID, Role], rows: list[tuple], assignments: QuerySet) -> list[dict]:
-    """The rows of LIST_COLUMNS (any columns after them ignored) as the list's dicts."""
-    by_agent: dict[str, list[dict]] = defaultdict(list)
-    best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
-    # Plain ints: comparing them is cheaper than comparing IntEnum members.
-    int_roles = {_uuid_key(workspace_id): int(role) for workspace_id, role in roles.items()}
-    assignment_rows = (
+# The reads of agents.list_rows, compiled once per caller shape (fleet.compiled_query): building
+# and compiling these querysets cost more than running them for a list where one row changed.
+_LIST_READS = {
+    "revisions": lambda caller, owned_only, given: _visible_agents(caller, owned_only=owned_only)
+    .annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id").values_list("id_text", "list_revision"),
+    "rows": lambda caller, owned_only, given: _listed_agents(caller, owned_only=owned_only)
+    .filter(_among(Agent, "id", given["agents"])).values_list(*LIST_COLUMNS, "list_revision"),
+    "assignments": lambda caller, owned_only, given: _assignment_queryset(
+        _listed_assignments(caller, roles=given.get("memberships", {}), owned_only=owned_only)
+        .filter(_among(WorkspaceAgent, "agent", given["agents"]))),
+}
+_ARGUMENT_KINDS = {"user": UUID, "workspace": UUID, "memberships": list, "agents": list}
+_compiled_list_reads: dict[tuple, CompiledRows] = {}
+
+
+@dataclass(frozen=True)
+class _CallerStandIn:
+    """The user of the principal a list read is compiled for: its id is the query's marker."""
+
+    pk: object
+    is_platform_admin: bool
+
+
+def _visibility_arguments(principal: Principal, owned_only: bool) -> dict[str, object]:
+    """What _visible_agents writes into its SQL for this caller, by name."""
+    found: dict[str, object] = {}
+    if principal.is_api_key:
+        found["workspace"] = principal.workspace_id
+    if owned_only or not (principal.is_api_key or principal.is_platform_admin):
+        found["user"] = principal.user.pk
+    return found
+
+
+def _assignment_arguments(principal: Principal, roles: dict[UUID, Role], owned_only: bool) -> dict[str, object]:
+    """What _listed_assignments writes into its SQL for this caller, by name."""
+    found: dict[str, object] = {}
+    if principal.is_api_key:
+        found["workspace"] = principal.workspace_id
+    elif not principal.is_platform_admin:
+        found["memberships"] = list(roles)
+    if owned_only:
+        found["user"] = principal.user.pk
+    return found
+
+
+def _list_read(read: str, principal: Principal, owned_only: bool, values: dict[str, object]) -> list[tuple]:
+    """Run one of _LIST_READS with `values`, compiled at its first run for this caller's shape
+    (credential kind, platform admin, scope): the same SQL text for every caller of the shape."""
+    names = tuple(values)
+    shape = (read, principal.kind, principal.is_platform_admin, owned_only, names)
+    compiled = _compiled_list_reads.get(shape)
+    if compiled is None:
+        def build(*markers):
+            given = dict(zip(names, markers, strict=True))
+            caller = Principal(user=_CallerStandIn(given.get("user"), principal.is_platform_admin),
+                               kind=principal.kind, workspace_id=given.get("workspace"))
+            return _LIST_READS[read](caller, owned_only, given)
+
+        compiled = _compiled_list_reads.setdefault(shape, CompiledRows(build, *(_ARGUMENT_KINDS[n] for n in names)))
+    return compiled.rows(*values.values())
+
+
+def _assignment_queryset(assignments: QuerySet) -> QuerySet:
+    """(agent id, workspace id, workspace name, label) of assignments, as a row's workspaces[]
+    lists them."""
+    return (
         assignments.annotate(agent_text=_uuid_text("agent_id"), workspace_text=_uuid_text("workspace_id"))
         # By id among equal names: a stable order, the one the SQL builder uses too.
         .order_by("workspace__name", "workspace_id")
         .values_list("agent_text", "workspace_text", "workspace__name", "role")
     )
+
+
+def _assignment_rows(assignments: QuerySet) -> list[tuple]:
+    return list(_assignment_queryset(assignments))
+
+
+def _rendered(principal: Principal, roles: dict[UUID, Role], rows: list[tuple], assignment_rows) -> list[dict]:
+    """The rows of LIST_COLUMNS (any columns after them ignored) as the list's dicts, with the
+    rows of _assignment_queryset."""
+    by_agent: dict[str, list[dict]] = defaultdict(list)
+    best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
+    # Plain ints: comparing them is cheaper than comparing IntEnum members.
+    int_roles = {_uuid_key(workspace_id): int(role) for workspace_id, role in roles.items()}
     # One item per (workspace, label), shared by the agents it appears on: about 50 dicts, not 1,400.
     items: dict[tuple[str, str | None], dict] = {}
     for agent_id, workspace_id, workspace_name, label in assignment_rows:

@@ -12,7 +12,8 @@ connection on PostgreSQL: fleet.postgresql.prepared) and converts the rows as th
     rows = by_digest.rows("ab12...")
 
 Only for queries whose text depends on nothing but their shape: each argument must reach the
-SQL as one parameter (a filter value), never change its text (a list for `__in`, a None).
+SQL as parameters (a filter value, the same value at several places), never change its text (a
+list for `__in`, a None). A `list` argument is one array parameter (`= ANY(%s)`, PostgreSQL).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class _Compiled:
 
 
 def _marker(kind: type):
+    if kind is list:
+        return [f"compiled-marker-{uuid.uuid4().hex}"]
     return uuid.uuid4() if kind is uuid.UUID else f"compiled-marker-{uuid.uuid4().hex}"
 
 
@@ -52,13 +55,13 @@ def _slot(index: int, value, markers: list) -> tuple[int, int, bool] | None:
 
 
 class CompiledRows:
-    """`build(*arguments)` -> a values_list queryset; `kinds`: the type of each argument (str or
-    uuid.UUID), so that its marker is a value the filter's field accepts; none for a query
-    without arguments."""
+    """`build(*arguments)` -> a values_list queryset; `kinds`: the type of each argument (str,
+    uuid.UUID, or list for an array), so that its marker is a value the filter's field accepts;
+    none for a query without arguments."""
 
     def __init__(self, build: Callable[..., QuerySet], *kinds: type):
-        if any(kind not in (str, uuid.UUID) for kind in kinds):
-            raise ValueError("A compiled query takes str or uuid.UUID arguments.")
+        if any(kind not in (str, uuid.UUID, list) for kind in kinds):
+            raise ValueError("A compiled query takes str, uuid.UUID or list arguments.")
         self._build = build
         self._kinds = kinds
         self._compiled: dict[str, _Compiled] = {}
@@ -69,8 +72,8 @@ class CompiledRows:
         compiler = self._build(*markers).query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
         slots = tuple(slot for index, value in enumerate(params) if (slot := _slot(index, value, markers)))
-        if sorted(argument for _, argument, _ in slots) != list(range(len(markers))):
-            raise ValueError("Each argument of a compiled query must reach its SQL as exactly one parameter.")
+        if sorted({argument for _, argument, _ in slots}) != list(range(len(markers))):
+            raise ValueError("Each argument of a compiled query must reach its SQL as parameters.")
         converters = compiler.get_converters([column for column, _, _ in compiler.select])
         return _Compiled(sql, tuple(params), slots, converters)
 

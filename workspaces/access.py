@@ -33,6 +33,7 @@ from rest_framework.permissions import BasePermission
 from fleet.api.fields import uuid_or_none
 from fleet.api.permissions import principal_of, require_scope
 from fleet.api.principal import Principal
+from fleet.compiled_query import CompiledRows
 from fleet.errors import Forbidden, MissingScope, NotFound, SessionRequired, WrongWorkspace
 
 from .models import Membership, Workspace
@@ -57,13 +58,19 @@ def _session_role(principal: Principal, member_role: str | None) -> Role | None:
     return session_role(principal, Role.parse(member_role) if member_role else None)
 
 
+# Read on every GET /agents: compiled once, the same prepared statement for every caller.
+_MEMBERSHIPS = CompiledRows(lambda user_id: Membership.objects.filter(user_id=user_id)
+                            .values_list("workspace_id", "role"), UUID)
+
+
 def workspace_roles(principal: Principal) -> dict[UUID, Role]:
     """Workspace id -> the principal's role there, for every workspace it lists (one query)."""
     if principal.is_api_key:
         role = role_of_key(principal.scopes)
         return {principal.workspace_id: role} if role else {}
-    rows = Membership.objects.filter(user_id=principal.user.pk).values_list("workspace_id", "role")
+    rows = _MEMBERSHIPS.rows(principal.user.pk)
     return {workspace_id: _session_role(principal, role) for workspace_id, role in rows}
+
 
 
 def workspaces_visible_to(principal: Principal) -> QuerySet[Workspace]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.db import connection
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 
 from agents.models import Agent, AgentModel
 from fleet.compiled_query import CompiledRows
@@ -47,11 +50,27 @@ def test_a_query_without_arguments_runs():
     assert CompiledRows(lambda: Agent.objects.values_list("name")).rows() == [("only",)]
 
 
-def test_an_argument_that_does_not_reach_the_sql_as_one_parameter_is_refused():
+def test_an_argument_used_twice_fills_both_places_and_a_list_is_one_array_parameter():
+    if connection.vendor != "postgresql":
+        pytest.skip("= ANY(array) is PostgreSQL's")
+    owner, other = UserFactory(), UserFactory()
+    mine = Agent.objects.create(name="mine", owner=owner)
+    Agent.objects.create(name="named after me", owner=other)
+    Agent.objects.create(name="theirs", owner=other)
+    twice = CompiledRows(lambda user, name: Agent.objects.filter(Q(owner_id=user) | Q(name=name, owner_id=user))
+                         .values_list("name"), uuid.UUID, str)
+    assert twice.rows(owner.pk, "named after me") == [("mine",)]
+    among = CompiledRows(lambda ids: Agent.objects.filter(
+        RawSQL("agents_agent.id = ANY(%s::uuid[])", (ids,), output_field=BooleanField())).values_list("name"), list)
+    assert among.rows([str(mine.pk)]) == [("mine",)]
+    assert among.rows([]) == []
+
+
+def test_an_argument_that_does_not_reach_the_sql_as_a_parameter_is_refused():
     owner = UserFactory()
     Agent.objects.create(name="x", owner=owner)
     ignored = CompiledRows(lambda name: Agent.objects.values_list("name"), str)
-    with pytest.raises(ValueError, match="exactly one parameter"):
+    with pytest.raises(ValueError, match="must reach its SQL as parameters"):
         ignored.rows("x")
-    with pytest.raises(ValueError, match="str or uuid.UUID"):
+    with pytest.raises(ValueError, match="str, uuid.UUID or list"):
         CompiledRows(lambda n: Agent.objects.filter(vcpu=n).values_list("name"), int)
