@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from accounts.models import User
 from accounts.tokens import sessions_revoke
-from agents import list_cache, list_rows
+from agents import list_cache, list_rows, selectors
 from agents.api import agents as agents_api
 from agents.api.serializers import AgentListItemOut, WorkspaceRefOut
 from agents.models import Agent, Status, WorkspaceAgent
@@ -20,9 +20,10 @@ from agents.services.assignment import workspace_agent_assign
 from agents.services.engine_probe import engine_reason_prefix, engines_probe
 from agents.services.provisioning import agent_provision_fail
 from fleet.api.principal import Principal
+from fleet.api.renderers import dumps
 from tests.factories.agents import AgentFactory
 from tests.factories.workspaces import WorkspaceFactory, make_api_key
-from tests.support import Tenancy, client_for
+from tests.support import Tenancy, client_for, in_thread
 from workspaces.keys import principal_from_api_key
 from workspaces.models import Membership, Workspace
 from workspaces.roles import Role
@@ -352,3 +353,239 @@ def test_a_release_that_changes_the_list_format_never_answers_304_to_an_old_body
 
     assert answer.status_code == 200 and answer["ETag"] != etag
     assert client.get("/api/agents", HTTP_IF_NONE_MATCH=answer["ETag"]).status_code == 304
+
+
+# --- kept rows (agents.list_rows): the list after a write --------------------------------------
+
+
+@pytest.fixture
+def reads(monkeypatch, settings):
+    """Each time rows were read for a list: the set of agent ids read again, or "whole". The
+    whole-body cache is off, so every answer is put together by agents.list_rows."""
+    settings.AGENT_LIST_CACHE_MB = 0
+    seen: list = []
+    original = list_rows.agent_list_rows
+
+    def recording(principal, roles, *, scope="accessible", agent_ids=None):
+        seen.append("whole" if agent_ids is None else set(agent_ids))
+        return original(principal, roles, scope=scope, agent_ids=agent_ids)
+
+    monkeypatch.setattr(list_rows, "agent_list_rows", recording)
+    list_rows.forget_rows()
+    yield seen
+    list_rows.forget_rows()
+
+
+def _whole_list(principal: Principal, scope: str = "accessible") -> bytes:
+    return dumps(agent_list(principal, scope=scope))
+
+
+def _session(user) -> Principal:
+    return Principal(user=User.objects.get(pk=user.pk))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_each_kind_of_write_only_the_rows_it_changed_are_read_again(reads):
+    """The editor's list, kept; then one write; the next answer is byte for byte the list built
+    whole from the database now, and only the rows that write changed were read again."""
+    t = Tenancy.create()
+    client = client_for(t.editor)
+    first, second, third = t.agent(name="first"), t.agent(name="second"), t.agent(name="third")
+    own = AgentFactory(owner=t.editor, name="own", status=Status.STOPPED, container_id="")  # in no workspace
+    spare = [AgentFactory(owner=t.editor, name=f"spare-{index}") for index in range(6)]  # never written
+    ids = {name: str(agent.pk) for name, agent in
+           {"first": first, "second": second, "third": third, "own": own}.items()}
+
+    def after(write, read_again) -> dict[str, dict]:
+        client.get("/api/agents")  # every row kept
+        reads.clear()
+        write()
+        answer = client.get("/api/agents")
+        assert answer.status_code == 200
+        assert answer.content == _whole_list(_session(t.editor)), "the body is the list as it is now"
+        assert reads == ([] if read_again == set() else [read_again]), reads
+        return {row["name"]: row for row in answer.json()}
+
+    assert set(_by_name(client)) == {"first", "second", "third", "own"} | {agent.name for agent in spare}
+    assert reads == ["whole"]  # a caller seen for the first time
+
+    rows = after(lambda: Agent.objects.filter(pk=first.pk).update(status=Status.RUNNING), {ids["first"]})
+    assert rows["first"]["status"] == "running"
+    rows = after(lambda: Agent.objects.filter(pk=second.pk).update(owner=t.editor), {ids["second"]})
+    assert (rows["second"]["isDirectOwner"], rows["second"]["effectiveRole"]) == (True, "owner")
+    rows = after(lambda: WorkspaceAgent.objects.filter(agent=third).update(role="pager"), {ids["third"]})
+    assert rows["third"]["workspaces"][0]["role"] == "pager"
+    rows = after(lambda: WorkspaceAgent.objects.create(workspace=t.workspace, agent=own), {ids["own"]})
+    assert [w["id"] for w in rows["own"]["workspaces"]] == [str(t.workspace.pk)]
+    rows = after(lambda: Workspace.objects.filter(pk=t.workspace.pk).update(name="Renamed"), set(ids.values()))
+    assert {row["workspaces"][0]["name"] for name, row in rows.items() if name in ids} == {"Renamed"}
+    # An insertion: the new agent's id is known only after the write.
+    client.get("/api/agents")
+    reads.clear()
+    inserted = t.agent(name="new")
+    assert client.get("/api/agents").content == _whole_list(_session(t.editor))
+    assert reads == [{str(inserted.pk)}]
+
+    rows = after(lambda: WorkspaceAgent.objects.filter(agent=third).delete(), set())  # it leaves the list
+    assert "third" not in rows
+    rows = after(lambda: Agent.objects.filter(pk=first.pk).delete(), set())
+    assert "first" not in rows
+    after(lambda: Agent.objects.filter(pk=second.pk).update(readiness_failures=4, gateway_host_port=19009), set())
+    after(lambda: Membership.objects.filter(workspace=t.workspace, user=t.viewer).update(role="admin"), set())
+
+    # The caller's own role changes: its rows were made for other memberships, all read again.
+    rows = after(lambda: Membership.objects.filter(workspace=t.workspace, user=t.editor).update(role="admin"),
+                 "whole")
+    assert rows["new"]["effectiveRole"] == "admin"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_committed_between_the_revisions_and_the_rows_is_never_kept_as_older(reads, monkeypatch):
+    """Another transaction commits between the read of (id, revision) and the read of the rows,
+    and between the rows and their assignments: the answer is at least as new as the list read,
+    and the next list never serves a row under a revision that is not its data's."""
+    t = Tenancy.create()
+    client = client_for(t.editor)
+    moving, leaving = t.agent(name="moving"), t.agent(name="leaving")
+    t.agent(name="still")
+    client.get("/api/agents")
+
+    def elsewhere(write) -> None:
+        in_thread(write).result()  # its own connection, committed before the list reads on
+
+    # Between the revisions and the rows: a rename of one listed agent, the deletion of another.
+    original_revisions = list_rows.agent_list_revisions
+    Agent.objects.filter(pk__in=[moving.pk, leaving.pk]).update(status=Status.RUNNING)  # both read again
+
+    def revisions_then_writes(*args, **kwargs):
+        found = original_revisions(*args, **kwargs)
+        elsewhere(lambda: Agent.objects.filter(pk=moving.pk).update(name="moved"))
+        elsewhere(lambda: Agent.objects.filter(pk=leaving.pk).delete())
+        return found
+
+    monkeypatch.setattr(list_rows, "agent_list_revisions", revisions_then_writes)
+    names = [row["name"] for row in client.get("/api/agents").json()]
+    monkeypatch.setattr(list_rows, "agent_list_revisions", original_revisions)
+    assert "moved" in names and "moving" not in names  # the row as read, newer than its revision
+    assert "leaving" not in names  # gone when its row was read
+    reads.clear()
+    assert client.get("/api/agents").content == _whole_list(_session(t.editor))
+    assert reads == [], "the row read at its new revision is kept under it"
+
+    # Between the rows and their assignments: a relabel, read with the row but under the row's
+    # older revision. The next list must read that row again, never trust it as of that revision.
+    Agent.objects.filter(pk=moving.pk).update(status=Status.STOPPED)
+    original_read = selectors._list_read
+
+    def relabel_after_the_rows(read, *args, **kwargs):
+        if read == "assignments":
+            elsewhere(lambda: WorkspaceAgent.objects.filter(agent=moving).update(role="relabelled"))
+        return original_read(read, *args, **kwargs)
+
+    monkeypatch.setattr(selectors, "_list_read", relabel_after_the_rows)
+    client.get("/api/agents")
+    monkeypatch.setattr(selectors, "_list_read", original_read)
+    reads.clear()
+    answer = client.get("/api/agents")
+    assert answer.content == _whole_list(_session(t.editor))
+    assert reads == [{str(moving.pk)}]
+    assert {row["name"]: row for row in answer.json()}["moved"]["workspaces"][0]["role"] == "relabelled"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_callers_who_see_an_agent_differently_never_share_its_row(reads):
+    """One agent in two workspaces: each caller's row shows only the workspaces it may see, with
+    its own role, whoever asked first; a key sees its workspace only; a membership removed and
+    given back finds rows that are still right."""
+    t = Tenancy.create()
+    shared = t.agent(name="shared")
+    WorkspaceAgent.objects.create(workspace=t.other_workspace, agent=shared, role="elsewhere")
+    Membership.objects.create(workspace=t.workspace, user=t.outsider, role="viewer")
+    _, secret = make_api_key(workspace=t.workspace, created_by=t.outsider, scopes=("agents:read",))
+    callers = {
+        "editor": (client_for(t.editor), lambda: _session(t.editor)),
+        "outsider": (client_for(t.outsider), lambda: _session(t.outsider)),  # owns the other workspace
+        "outsider's key": (client_for(api_key=secret), lambda: principal_from_api_key(secret)),
+        "platform admin": (client_for(t.platform_admin), lambda: _session(t.platform_admin)),
+    }
+
+    def workspaces_seen() -> dict[str, list]:
+        seen = {}
+        for name, (client, principal) in callers.items():
+            answer = client.get("/api/agents")
+            assert answer.content == _whole_list(principal()), name
+            row = answer.json()[0]
+            seen[name] = ([w["id"] for w in row["workspaces"]], row["effectiveRole"])
+        return seen
+
+    here, there = str(t.workspace.pk), str(t.other_workspace.pk)
+    expected = {
+        "editor": ({here}, "editor"),
+        "outsider": ({here, there}, "owner"),
+        "outsider's key": ({here}, "viewer"),
+        "platform admin": ({here, there}, "admin"),
+    }
+    for _ in range(2):  # built whole, then from kept rows after a write to the agent
+        seen = workspaces_seen()
+        assert {name: (set(ids), role) for name, (ids, role) in seen.items()} == expected
+        Agent.objects.filter(pk=shared.pk).update(status=Status.RUNNING if _ == 0 else Status.STOPPED)
+
+    # The editor leaves and comes back with the same role: its earlier context again.
+    membership = Membership.objects.get(workspace=t.workspace, user=t.editor)
+    membership.delete()
+    assert client_for(t.editor).get("/api/agents").json() == []
+    WorkspaceAgent.objects.filter(agent=shared, workspace=t.workspace).update(role="while away")
+    Membership.objects.create(workspace=t.workspace, user=t.editor, role="editor")
+    answer = client_for(t.editor).get("/api/agents")
+    assert answer.content == _whole_list(_session(t.editor))
+    assert answer.json()[0]["workspaces"] == [{"id": here, "name": t.workspace.name, "role": "while away"}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owned_scope_keeps_rows_of_its_own(reads):
+    t = Tenancy.create()
+    client = client_for(t.editor)
+    AgentFactory(owner=t.editor, name="mine")
+    t.agent(name="shared")
+    for _ in range(2):
+        assert client.get("/api/agents?scope=owned").content == _whole_list(_session(t.editor), "owned")
+        assert client.get("/api/agents").content == _whole_list(_session(t.editor))
+    assert reads == ["whole", "whole"]  # one per scope; the second round from kept rows
+
+
+@pytest.mark.django_db(transaction=True)
+def test_kept_rows_stay_within_their_bound_the_least_recently_used_caller_going_first(reads, settings):
+    t = Tenancy.create()
+    for index in range(40):
+        t.agent(name=f"agent-{index}")
+    editor, viewer = client_for(t.editor), client_for(t.viewer)
+    editor.get("/api/agents")
+    one_caller = list_rows.kept_bytes()
+    assert one_caller > 40 * list_rows.ENTRY_OVERHEAD
+
+    settings.AGENT_LIST_ROWS_MB = 1
+    viewer.get("/api/agents")
+    assert list_rows.kept_bytes() == 2 * one_caller  # both kept, within 1 MB
+
+    list_rows.forget_rows()
+    settings.AGENT_LIST_ROWS_MB = one_caller * 1.5 / (1024 * 1024)  # room for one caller, not two
+    editor.get("/api/agents")
+    viewer.get("/api/agents")  # lets the editor's rows go
+    assert list_rows.kept_bytes() == one_caller
+    reads.clear()
+    viewer.get("/api/agents")
+    editor.get("/api/agents")
+    assert reads == ["whole"]  # the viewer's rows were kept, the editor's read whole again
+
+    settings.AGENT_LIST_ROWS_MB = 0
+    list_rows.forget_rows()
+    reads.clear()
+    editor.get("/api/agents")
+    assert reads == [] and list_rows.kept_bytes() == 0  # built whole by agent_list, nothing kept
+
+
+@pytest.mark.django_db
+def test_a_list_read_inside_a_transaction_keeps_no_row(reads, tenancy):
+    tenancy.agent()
+    client_for(tenancy.editor).get("/api/agents")
+    assert reads == [] and list_rows.kept_bytes() == 0
