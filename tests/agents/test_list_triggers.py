@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.db import OperationalError, connection, models, transaction
+from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
 from accounts.models import User
-from agents import list_triggers
+from agents import list_revisions, list_triggers
 from agents.list_cache import list_version
 from agents.list_triggers import (
     CHANGE_TRIGGER,
@@ -32,6 +33,7 @@ from agents.models import Agent, WorkspaceAgent
 from agents.selectors import agent_list
 from fleet.api.principal import Principal
 from tests.factories.accounts import UserFactory
+from tests.factories.agents import AgentFactory
 from tests.factories.workspaces import make_api_key
 from tests.support import Tenancy, client_for, in_thread, wait_until
 from workspaces.keys import principal_from_api_key
@@ -368,3 +370,161 @@ def test_post_migrate_waits_for_the_migration_that_introduced_these_definitions(
 
     loader = MigrationLoader(None, ignore_no_migrations=True)
     assert list_triggers.INSTALLED_BY in loader.disk_migrations
+
+
+# --- each agent's list revision (agents.list_revisions) ---------------------------------------
+
+
+def _revisions(*agents) -> list[int]:
+    """Each agent's list revision as committed."""
+    found = dict(Agent.objects.filter(pk__in=[a.pk for a in agents]).values_list("pk", "list_revision"))
+    return [found.get(agent.pk) for agent in agents]
+
+
+def _revision_triggers() -> dict[tuple[str, str], tuple[str, bool, bool]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT t.tgrelid::regclass::text, t.tgname, pg_get_triggerdef(t.oid), t.tgdeferrable, t.tginitdeferred"
+            " FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgname LIKE 'fleet_list_revision%%'"
+        )
+        return {(table, name): (definition, deferrable, deferred)
+                for table, name, definition, deferrable, deferred in cursor.fetchall()}
+
+
+@pytest.mark.django_db
+def test_the_revision_triggers_are_installed_the_assignment_and_workspace_ones_deferred():
+    installed = _revision_triggers()
+
+    assert set(installed) == {
+        ("agents_agent", "fleet_list_revision_set"), ("agents_workspaceagent", "fleet_list_revision_write"),
+        ("agents_workspaceagent", "fleet_list_revision_change"), ("agents_workspaceagent", "fleet_list_revision_all"),
+        ("workspaces_workspace", "fleet_list_revision_change")}
+    assert "BEFORE INSERT OR UPDATE" in installed["agents_agent", "fleet_list_revision_set"][0]
+    for key in (("agents_workspaceagent", "fleet_list_revision_write"),
+                ("agents_workspaceagent", "fleet_list_revision_change"),
+                ("workspaces_workspace", "fleet_list_revision_change")):
+        assert installed[key][1:] == (True, True), f"{key}: not DEFERRABLE INITIALLY DEFERRED"
+    assert "AFTER TRUNCATE" in installed["agents_workspaceagent", "fleet_list_revision_all"][0]
+    assert list_revisions.install(connection) == []  # as defined: nothing to do
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_agent_s_revision_moves_exactly_when_a_listed_column_changes():
+    t = Tenancy.create()
+    agent = t.agent(name="probe", status="running", container_id="c" * 64, gateway_host_port=19001)
+    other_user = UserFactory()
+    watched = set(watched_columns()["agents_agent"])
+    moved = set()
+
+    for field in Agent._meta.concrete_fields:
+        if field.primary_key or field.name == "list_revision":
+            continue
+        [before] = _revisions(agent)
+        current = getattr(Agent.objects.get(pk=agent.pk), field.attname)
+        Agent.objects.filter(pk=agent.pk).update(**{field.attname: _another_value(field, current, other_user)})
+        [after] = _revisions(agent)
+        assert after >= before
+        if after != before:
+            moved.add(field.column)
+
+    assert moved == watched - {"id"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_save_with_an_older_revision_keeps_the_newer_one_and_a_raw_write_never_lowers_it():
+    t = Tenancy.create()
+    agent = t.agent()
+    stale = Agent.objects.get(pk=agent.pk)
+    Agent.objects.filter(pk=agent.pk).update(name="renamed")
+    [moved] = _revisions(agent)
+    assert moved > stale.list_revision
+
+    stale.readiness_failures = 2
+    stale.save(update_fields=["readiness_failures", "list_revision"])  # no listed column changed
+    assert _revisions(agent) == [moved]
+    Agent.objects.filter(pk=agent.pk).update(list_revision=1)
+    assert _revisions(agent) == [moved]
+    stale.name = "renamed again"
+    stale.save()  # a listed column: a new revision, past the stored one
+    assert _revisions(agent)[0] > moved
+
+
+@pytest.mark.django_db(transaction=True)
+def test_assignments_and_workspace_names_move_the_revisions_of_the_agents_they_show_at_commit():
+    t = Tenancy.create()
+    first, second, elsewhere = t.agent(), t.agent(), t.agent(workspace=t.other_workspace)
+    unassigned = AgentFactory(owner=t.editor)
+
+    def moves(write) -> list[bool]:
+        before = _revisions(first, second, elsewhere, unassigned)
+        with transaction.atomic():
+            write()
+            assert _revisions(first, second, elsewhere, unassigned) == before, "moved before the commit"
+        return [after != old for after, old in zip(_revisions(first, second, elsewhere, unassigned), before,
+                                                   strict=True)]
+
+    assert moves(lambda: WorkspaceAgent.objects.create(workspace=t.workspace, agent=unassigned)) == \
+        [False, False, False, True]
+    assert moves(lambda: WorkspaceAgent.objects.filter(agent=first).update(role="pager")) == \
+        [True, False, False, False]
+    assert moves(lambda: WorkspaceAgent.objects.filter(agent=unassigned).update(agent=elsewhere)) == \
+        [False, False, True, True]  # moved from one agent to another: both
+    assert moves(lambda: WorkspaceAgent.objects.filter(agent=first).delete()) == [True, False, False, False]
+    assert moves(lambda: Workspace.objects.filter(pk=t.workspace.pk).update(name="Renamed")) == \
+        [False, True, True, False]  # the agents assigned to it now (`first` left it above)
+    assert moves(lambda: WorkspaceAgent.objects.filter(agent=second).update(created_at=timezone.now())) == \
+        [False, False, False, False]  # a column no row shows
+    assert moves(lambda: Membership.objects.filter(workspace=t.workspace, user=t.editor).update(role="admin")) == \
+        [False, False, False, False]  # who sees what is the caller's side (agents.list_rows)
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        before = _revisions(first, second, elsewhere, unassigned)
+        WorkspaceAgent.objects.create(workspace=t.workspace, agent=first)
+        raise RuntimeError("rolled back")
+    assert _revisions(first, second, elsewhere, unassigned) == before
+
+    before = _revisions(first, second, elsewhere, unassigned)
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE agents_workspaceagent")
+    assert all(after > old for after, old in zip(_revisions(first, second, elsewhere, unassigned), before,
+                                                 strict=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_is_never_handed_out_again_after_a_restore_or_a_new_agent_with_the_same_id():
+    t = Tenancy.create()
+    agent = t.agent()
+    Agent.objects.filter(pk=agent.pk).update(name="before the backup was restored")
+    [handed_out] = _revisions(agent)
+    with connection.cursor() as cursor:  # what a backup taken long ago brings back
+        cursor.execute("ALTER TABLE agents_agent DISABLE TRIGGER fleet_list_revision_set")
+        cursor.execute("UPDATE agents_agent SET list_revision = 5 WHERE id = %s", [agent.pk])
+        cursor.execute("ALTER TABLE agents_agent ENABLE TRIGGER fleet_list_revision_set")
+        cursor.execute("SELECT setval('fleet_list_revision_seq', 1)")
+    assert _revisions(agent) == [5]
+
+    Agent.objects.filter(pk=agent.pk).update(name="after")
+    assert _revisions(agent)[0] > handed_out
+
+    [last] = _revisions(agent)
+    fields = {f.attname: getattr(Agent.objects.get(pk=agent.pk), f.attname) for f in Agent._meta.concrete_fields}
+    Agent.objects.filter(pk=agent.pk).delete()
+    Agent.objects.bulk_create([Agent(**fields)])  # the same id again, the old revision given
+    assert _revisions(agent)[0] > last
+
+
+@pytest.mark.django_db(transaction=True)
+def test_install_puts_back_a_missing_revision_trigger_and_moves_every_revision():
+    t = Tenancy.create()
+    agent = t.agent()
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER fleet_list_revision_change ON workspaces_workspace")
+    Workspace.objects.filter(pk=t.workspace.pk).update(name="renamed while the trigger was missing")
+    [before] = _revisions(agent)
+
+    call_command("migrate", verbosity=0)  # nothing to apply: post_migrate puts it back
+
+    assert ("workspaces_workspace", "fleet_list_revision_change") in _revision_triggers()
+    assert _revisions(agent)[0] > before  # no row kept from while it was missing is used again
+    assert list_revisions.install(connection) == []
+    assert list_revisions.INSTALLED_BY in MigrationRecorder(connection).applied_migrations()
