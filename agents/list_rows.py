@@ -26,8 +26,10 @@ Why no caller ever gets a stale or a foreign row:
   the row kept under the older one is never used again: it is read again at the next list.
 - A kept row is used only when the revision read in step 2 equals the one it was kept under;
   revisions are never reused (agents.list_revisions), even across a restore from a backup.
-- Which rows are listed is step 2's answer (the visibility rules of agents.selectors); a row
-  read in step 3 must still be listed then, so a row that left the list meanwhile is left out.
+- Which rows are listed is step 2's answer (the visibility rules of agents.selectors), read
+  after the list version the ETag carries; step 3 reads by those ids alone (a row deleted
+  meanwhile is left out), and what a row shows of workspaces is filtered by the caller's
+  memberships of step 1, never by another caller's.
 - Inside a transaction nothing is read from or kept here (that transaction may see rows no one
   else will), nor on SQLite, where nothing moves the revisions: the list is built whole.
 
@@ -111,7 +113,7 @@ def list_body(principal: Principal, *, scope: str = "accessible") -> bytes:
         fresh = {agent_id: (revision, dumps(row))
                  for agent_id, revision, row in agent_list_rows(principal, roles, scope=scope, agent_ids=ids)}
         for at, agent_id in zip(stale, ids, strict=True):
-            entry = fresh.get(agent_id)  # none: no longer listed (deleted, or hidden meanwhile)
+            entry = fresh.get(agent_id)  # none: deleted meanwhile
             parts[at] = entry[1] if entry is not None else None
         _patch(key, kept, fresh, listed)
         parts = [part for part in parts if part is not None]

@@ -215,8 +215,9 @@ def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> 
 
 def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str = "accessible",
                     agent_ids: list[str] | None = None) -> list[tuple[str, int, dict]]:
-    """(id, list revision, row) for the rows of GET /agents, in the list's order: every one, or
-    those of `agent_ids` still listed (PostgreSQL). Two queries (agents.list_rows).
+    """(id, list revision, row) for the rows of GET /agents: every one, in the list's order, or
+    those of `agent_ids` (ids agent_list_revisions listed; in no order), those deleted meanwhile
+    left out (PostgreSQL). Two queries (agents.list_rows).
 
     A row is a function of its agent's data at that revision (agents.list_revisions) and of the
     caller as given: the principal and `roles`, its memberships as read once for the whole list
@@ -232,7 +233,7 @@ def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str
                 if rows else []
     else:
         among = {"agents": agent_ids}
-        rows = _list_read("rows", principal, owned_only, _visibility_arguments(principal, owned_only) | among)
+        rows = _list_read("rows", principal, owned_only, among)
         assignments = _list_read("assignments", principal, owned_only,
                                  _assignment_arguments(principal, roles, owned_only) | among) if rows else []
     rendered = _rendered(principal, roles, rows, assignments)
@@ -244,8 +245,11 @@ def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str
 _LIST_READS = {
     "revisions": lambda caller, owned_only, given: _visible_agents(caller, owned_only=owned_only)
     .annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id").values_list("id_text", "list_revision"),
-    "rows": lambda caller, owned_only, given: _listed_agents(caller, owned_only=owned_only)
-    .filter(_among(Agent, "id", given["agents"])).values_list(*LIST_COLUMNS, "list_revision"),
+    # By id alone: the ids are those agent_list_revisions listed. A visibility filter here made
+    # PostgreSQL's generic plan hash every assignment of the fleet for a handful of rows.
+    "rows": lambda caller, owned_only, given: Agent.objects.filter(_among(Agent, "id", given["agents"]))
+    .annotate(id_text=_uuid_text("id"), owner_text=_uuid_text("owner_id"), created_text=_created_at_text())
+    .values_list(*LIST_COLUMNS, "list_revision"),
     "assignments": lambda caller, owned_only, given: _assignment_queryset(
         _listed_assignments(caller, roles=given.get("memberships", {}), owned_only=owned_only)
         .filter(_among(WorkspaceAgent, "agent", given["agents"]))),
