@@ -102,8 +102,9 @@ def _in_process(path: str, headers: dict[str, str]) -> dict:
 
 
 def _cold_list(headers: dict[str, str]) -> None:
-    """GET /api/agents built every time (no body cache), in-process: what a caller pays after
-    each write, and the database time the list's own queries take."""
+    """GET /api/agents built whole every time (no body cache, no kept rows), in-process: what a
+    caller paid after each write before agents.list_rows (bench/agents_list_scale.py times the
+    list after a write now), and the database time the list's own queries take."""
     from django.db import connection
     from django.test import Client, override_settings
 
@@ -117,7 +118,7 @@ def _cold_list(headers: dict[str, str]) -> None:
         finally:
             spent.append(time.perf_counter() - start)
 
-    with override_settings(DEBUG=False, AGENT_LIST_CACHE_MB=0):
+    with override_settings(DEBUG=False, AGENT_LIST_CACHE_MB=0, AGENT_LIST_ROWS_MB=0):
         client.get("/api/agents")
         walls, cpus, dbs, queries = [], [], [], []
         for _ in range(30):
