@@ -193,8 +193,9 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
     """GET /agents built in Python: newest first, each row with isDirectOwner, effectiveRole and
     workspaces[]. Three queries whatever the number of agents or workspaces: the caller's roles,
     the agent rows, and the assignments of those agents to workspaces the caller may see. Each
-    is a prepared statement whose text is the same for every caller (the caller's id is a
-    parameter), planned once per connection.
+    is a prepared statement whose text is the same for every caller (the caller's id and its
+    workspaces' are parameters), planned once per connection. After a write agents.list_rows
+    reads only what changed (agent_list_revisions, agent_list_rows).
     """
     owned_only = scope == "owned"
     with prepared_statements():

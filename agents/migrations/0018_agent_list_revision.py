@@ -1,6 +1,6 @@
-"""Agent.list_revision: the revision of an agent's row in GET /agents. Its sequence and the
-triggers that move it are agents.list_revisions', installed after every migrate from this
-migration on (post_migrate); until then every agent reads 0 and no process keeps a row."""
+"""Agent.list_revision: the revision of an agent's row in GET /agents. Its sequence, functions
+and triggers are agents.list_revisions', installed at the end of this same `migrate` (post_migrate,
+from this migration on), which moves every agent's revision when it creates them."""
 
 from django.db import migrations, models
 
