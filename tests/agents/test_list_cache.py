@@ -542,15 +542,32 @@ def test_callers_who_see_an_agent_differently_never_share_its_row(reads):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_owned_scope_keeps_rows_of_its_own(reads):
+def test_every_caller_shape_and_scope_reads_again_only_what_a_write_changed(reads):
+    """A session, a workspace key, a platform admin, each with both scopes: each list after a
+    write is the list built whole, reading again only the agent written (each shape's reads are
+    compiled statements of their own)."""
     t = Tenancy.create()
-    client = client_for(t.editor)
-    AgentFactory(owner=t.editor, name="mine")
-    t.agent(name="shared")
-    for _ in range(2):
-        assert client.get("/api/agents?scope=owned").content == _whole_list(_session(t.editor), "owned")
-        assert client.get("/api/agents").content == _whole_list(_session(t.editor))
-    assert reads == ["whole", "whole"]  # one per scope; the second round from kept rows
+    mine, *spare = [AgentFactory(owner=t.editor, name=f"mine {index}") for index in range(4)]
+    for agent in (mine, *spare):  # the spare ones are never written: most rows stay kept
+        WorkspaceAgent.objects.create(workspace=t.workspace, agent=agent)
+    shared = t.agent(name="shared")
+    t.agent(t.outsider, workspace=t.other_workspace, name="elsewhere")
+    _, secret = make_api_key(workspace=t.workspace, created_by=t.editor, scopes=("agents:read",))
+    callers = {
+        "session": (client_for(t.editor), lambda: _session(t.editor)),
+        "key": (client_for(api_key=secret), lambda: principal_from_api_key(secret)),
+        "platform admin": (client_for(t.platform_admin), lambda: _session(t.platform_admin)),
+    }
+    for name, (client, principal) in callers.items():
+        for scope in ("owned", "accessible"):
+            path = f"/api/agents?scope={scope}"
+            assert client.get(path).content == _whole_list(principal(), scope), (name, scope)
+            for agent in (mine, shared):
+                listed = str(agent.pk) in {row["id"] for row in client.get(path).json()}
+                reads.clear()
+                Agent.objects.filter(pk=agent.pk).update(name=f"{agent.name} {name} {scope}")
+                assert client.get(path).content == _whole_list(principal(), scope), (name, scope, agent.name)
+                assert reads == ([{str(agent.pk)}] if listed else []), (name, scope, agent.name)
 
 
 @pytest.mark.django_db(transaction=True)
