@@ -1,35 +1,39 @@
-"""Each agent's list revision: `agents_agent.list_revision`, moved by database triggers whenever
-that agent's row of GET /agents may read differently, so a web process may keep the row's JSON
-under it (agents.list_rows) and serialize again only the rows whose revision moved.
+"""The revisions of an agent's row of GET /agents, moved by database triggers whenever that row
+may read differently, so a web process may keep the row's JSON under them (agents.list_rows) and
+serialize again only the rows whose revisions moved.
 
 A row of the list shows the agent's listed columns (agents.selectors.LIST_COLUMNS, owner
 included), its assignments (workspace, label) and those workspaces' names; what the caller is
 (user, platform role, memberships and their roles, key, scopes) is not the agent's business:
-agents.list_rows keys the kept rows by it. So the revision moves, in the same transaction as
-the write (visible atomically with it), on:
+agents.list_rows keys the kept rows by it. Two revisions, each moved in the transaction of the
+write (so visible atomically with it):
 
-- an agent's INSERT, or an UPDATE that changes a listed column: a BEFORE trigger sets
-  NEW.list_revision, so the status updates of a busy fleet cost no extra write;
-- an assignment's INSERT or DELETE, or an UPDATE of its agent, workspace or label: the agents
-  named (the old and the new) are updated at COMMIT (a deferred constraint trigger, like the
-  list version's: the agents' rows are locked only for the commit itself);
-- a workspace's rename: every agent assigned to it, at COMMIT;
-- a TRUNCATE of the assignments (a TRUNCATE ... CASCADE of workspaces included): every agent.
+- `agents_agent.list_revision`, the agent's own: on its INSERT, or an UPDATE that changes a
+  listed column, a BEFORE trigger sets NEW.list_revision, so the status updates of a busy fleet
+  cost no extra write. A TRUNCATE of the assignments moves every agent's.
+- `agents_assignmentsrevision.revision` (AssignmentsRevision), its assignments': on an
+  assignment's INSERT or DELETE, or an UPDATE of its agent, workspace or label (the old and the
+  new agent), and on a workspace's rename (every agent assigned to it), at COMMIT (deferred
+  constraint triggers, like the list version's). A table of its own rather than the agent's
+  row: a lifecycle action holds the agent's row lock across its engine calls, and assigning,
+  relabelling or renaming must not wait for it. Its rows are upserted in agent id order (two
+  renames never lock them in opposite orders), only for agents that exist, and deleted with
+  their agent.
 
-An agent's deletion needs nothing: a row not listed is not shown.
+An agent's deletion needs nothing more: a row not listed is not shown.
 
-Never reused, so a row kept under a revision is never taken for other data: a revision is
-GREATEST(the agent's revision + 1, the clock in microseconds * 1000 + the last three digits
-of a sequence), strictly rising per agent, and past every revision handed out before even on a
-database restored from an older backup (as the list version, agents.list_triggers). The
-BEFORE trigger also keeps an UPDATE from writing back an older value (a model instance saved
-with the revision it was read with).
+Never reused, so a row kept under its revisions is never taken for other data: each is
+GREATEST(the current one + 1, the clock in microseconds * 1000 + the last three digits of a
+sequence): strictly rising per agent, past every value handed out before even on a database
+restored from an older backup (as the list version, agents.list_triggers), and an agent created
+again with the id of a deleted one starts past it. The BEFORE trigger also keeps an UPDATE from
+writing back an older list_revision (a model instance saved with the value it was read with).
 
 When install() has to (re)create any of this (a first install, a dropped trigger, a change of
-the listed columns) it also moves every agent's revision: a write made while a trigger was
+the listed columns) it also moves every agent's list_revision: a write made while a trigger was
 missing may have left a revision behind its data.
 
-PostgreSQL only: on SQLite (the default database of `make run`) nothing moves the revision and
+PostgreSQL only: on SQLite (the default database of `make run`) nothing moves the revisions and
 agents.list_rows builds every list whole.
 """
 
@@ -39,7 +43,7 @@ from django.db import connections, transaction
 from django.db.migrations.recorder import MigrationRecorder
 
 from .list_triggers import Trigger, install_functions, install_triggers, watched_columns
-from .models import Agent, WorkspaceAgent
+from .models import Agent, AssignmentsRevision, WorkspaceAgent
 
 INSTALLED_BY = ("agents", "0018_agent_list_revision")
 TRIGGER_PREFIX = "fleet_list_revision"  # not fleet_list_version: list_triggers drops its own strays
@@ -49,6 +53,7 @@ AGENT_FUNCTION = "fleet_list_revision_agent"
 ASSIGNMENT_FUNCTION = "fleet_list_revision_assignment"
 WORKSPACE_FUNCTION = "fleet_list_revision_workspace"
 EVERY_AGENT_FUNCTION = "fleet_list_revision_every_agent"
+FORGET_FUNCTION = "fleet_list_revision_forget"
 
 AGENTS = Agent._meta.db_table
 ASSIGNMENTS = WorkspaceAgent._meta.db_table
@@ -56,6 +61,9 @@ _WORKSPACE = WorkspaceAgent._meta.get_field("workspace").related_model
 WORKSPACES = _WORKSPACE._meta.db_table
 WORKSPACE_NAME = _WORKSPACE._meta.get_field("name").column
 REVISION = Agent._meta.get_field("list_revision").column
+ASSIGNED = AssignmentsRevision._meta.db_table
+ASSIGNED_AGENT = AssignmentsRevision._meta.get_field("agent").column
+ASSIGNED_REVISION = AssignmentsRevision._meta.get_field("revision").column
 
 _CLOCK_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 NEXT_BODY = f"""
@@ -88,15 +96,24 @@ END
 """
 
 
+def _assigned_upsert(agent_ids_sql: str) -> str:
+    """Move the assignments' revision of the agents `agent_ids_sql` selects (existing ones only,
+    in id order)."""
+    return f"""INSERT INTO {ASSIGNED} ({ASSIGNED_AGENT}, {ASSIGNED_REVISION})
+        SELECT a.id, {NEXT_FUNCTION}(0) FROM {AGENTS} a WHERE a.id IN ({agent_ids_sql}) ORDER BY a.id
+        ON CONFLICT ({ASSIGNED_AGENT})
+        DO UPDATE SET {ASSIGNED_REVISION} = {NEXT_FUNCTION}({ASSIGNED}.{ASSIGNED_REVISION});"""
+
+
 def _assignment_body(agent_column: str) -> str:
-    bump = f"UPDATE {AGENTS} SET {REVISION} = {NEXT_FUNCTION}({REVISION}) WHERE id"
     return f"""
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        {bump} = OLD.{agent_column};
-    END IF;
-    IF TG_OP IN ('UPDATE', 'INSERT') THEN
-        {bump} = NEW.{agent_column};
+    IF TG_OP = 'INSERT' THEN
+        {_assigned_upsert(f"NEW.{agent_column}")}
+    ELSIF TG_OP = 'DELETE' THEN
+        {_assigned_upsert(f"OLD.{agent_column}")}
+    ELSE
+        {_assigned_upsert(f"OLD.{agent_column}, NEW.{agent_column}")}
     END IF;
     RETURN NULL;
 END
@@ -106,8 +123,15 @@ END
 def _workspace_body(agent_column: str, workspace_column: str) -> str:
     return f"""
 BEGIN
-    UPDATE {AGENTS} SET {REVISION} = {NEXT_FUNCTION}({REVISION})
-        WHERE id IN (SELECT {agent_column} FROM {ASSIGNMENTS} WHERE {workspace_column} = NEW.id);
+    {_assigned_upsert(f"SELECT {agent_column} FROM {ASSIGNMENTS} WHERE {workspace_column} = NEW.id")}
+    RETURN NULL;
+END
+"""
+
+
+FORGET_BODY = f"""
+BEGIN
+    DELETE FROM {ASSIGNED} WHERE {ASSIGNED_AGENT} = OLD.id;
     RETURN NULL;
 END
 """
@@ -131,6 +155,7 @@ def wanted_functions() -> dict[str, tuple[str, str]]:
         ASSIGNMENT_FUNCTION: ("trigger", _assignment_body(agent_column)),
         WORKSPACE_FUNCTION: ("trigger", _workspace_body(agent_column, workspace_column)),
         EVERY_AGENT_FUNCTION: ("trigger", EVERY_AGENT_BODY),
+        FORGET_FUNCTION: ("trigger", FORGET_BODY),
     }
 
 
@@ -142,11 +167,14 @@ def wanted_triggers(quote) -> list[Trigger]:
     def run(function):
         return f"EXECUTE FUNCTION {function}()"
 
-    name = f"{TRIGGER_PREFIX}_set", f"{TRIGGER_PREFIX}_write", f"{TRIGGER_PREFIX}_change", f"{TRIGGER_PREFIX}_all"
+    name = (f"{TRIGGER_PREFIX}_set", f"{TRIGGER_PREFIX}_write", f"{TRIGGER_PREFIX}_change", f"{TRIGGER_PREFIX}_all",
+            f"{TRIGGER_PREFIX}_forget")
     agents, assignments, workspaces = quote(AGENTS), quote(ASSIGNMENTS), quote(WORKSPACES)
     return [
         Trigger(AGENTS, name[0], f"CREATE TRIGGER {name[0]} BEFORE INSERT OR UPDATE ON {agents} FOR EACH ROW "
                                  f"{run(AGENT_FUNCTION)}"),
+        Trigger(AGENTS, name[4], f"CREATE TRIGGER {name[4]} AFTER DELETE ON {agents} FOR EACH ROW "
+                                 f"{run(FORGET_FUNCTION)}"),
         Trigger(ASSIGNMENTS, name[1], f"CREATE CONSTRAINT TRIGGER {name[1]} AFTER INSERT OR DELETE ON {assignments} "
                                       f"{deferred} {run(ASSIGNMENT_FUNCTION)}"),
         Trigger(ASSIGNMENTS, name[2], f"CREATE CONSTRAINT TRIGGER {name[2]} AFTER UPDATE ON {assignments} "

@@ -2,29 +2,30 @@
 only the rows that changed read and serialized again.
 
 Any write a list shows moves the list version (agents.list_triggers), so the whole body kept by
-agents.list_cache misses for every caller after it; rebuilding 1,000 rows took about 25 ms.
-Here each row's JSON is kept per caller under its agent's list revision, which database
-triggers move whenever that row may read differently (agents.list_revisions: the agent's listed
-columns and owner, its assignments, its workspaces' names). A list then costs:
+agents.list_cache misses for every caller after it; rebuilding 1,000 rows took about 12 ms.
+Here each row's JSON is kept per caller under its agent's two revisions, which database
+triggers move whenever that row may read differently (agents.list_revisions: the agent's own
+for its listed columns and owner, its assignments' for its workspaces, labels and those
+workspaces' names). A list then costs:
 
 1. the caller's memberships (workspaces.access.workspace_roles; none for an API key),
-2. (id, revision) of every listed agent, in the list's order: one narrow query,
-3. for the rows whose revision moved (or that are new): their agents and assignments, two
-   queries, and their JSON;
+2. (id, revisions) of every listed agent, in the list's order: one narrow query,
+3. for the rows whose revisions moved (or that are new): their agents and assignments, two
+   queries by id, and their JSON;
 
 and the body is the kept JSON joined. A caller seen for the first time (or whose rows were let
 go) reads the whole list at once, as does a list where most rows moved.
 
 Why no caller ever gets a stale or a foreign row:
-- A row is a function of its agent's data at one revision and of the caller
+- A row is a function of its agent's data at its revisions and of the caller
   (agents.selectors.agent_list_rows: nothing else is read). So the rows are kept per caller
   context: list_cache.caller_key (user, platform role, credential kind, key and its workspace
   and scopes, scope) and the memberships read in step 1, workspace and role. A membership that
   changes makes another context; two callers share rows only when all of that is equal.
-- A row's revision is read in the same statement as the agent's columns; its assignments are
-  read after, so they are at least as new. A write committed in between moves the revision, so
-  the row kept under the older one is never used again: it is read again at the next list.
-- A kept row is used only when the revision read in step 2 equals the one it was kept under;
+- A row's revisions are read in the same statement as the agent's columns; its assignments are
+  read after, so they are at least as new. A write committed in between moves a revision, so
+  the row kept under the older ones is never used again: it is read again at the next list.
+- A kept row is used only when both revisions read in step 2 equal the ones it was kept under;
   revisions are never reused (agents.list_revisions), even across a restore from a backup.
 - Which rows are listed is step 2's answer (the visibility rules of agents.selectors), read
   after the list version the ETag carries; step 3 reads by those ids alone (a row deleted
@@ -54,22 +55,23 @@ from workspaces.roles import Role
 from .list_cache import caller_key
 from .selectors import agent_list, agent_list_revisions, agent_list_rows
 
-# What a kept row costs besides its JSON: its slot in the caller's dict, the (revision, JSON)
-# tuple, the id's str, the revision's int and the bytes object's header (235 bytes measured
-# with tracemalloc for 10,000 rows, rounded up).
-ENTRY_OVERHEAD = 250
+# What a kept row costs besides its JSON: its slot in the caller's dict, the (revisions, JSON)
+# tuple, the id's str, the revisions' ints and the bytes object's header (283 bytes
+# measured with tracemalloc for 10,000 rows, rounded up).
+ENTRY_OVERHEAD = 280
 # Above this share of rows to read again, one query for the whole list costs less than two by id.
 WHOLE_LIST_SHARE = 0.5
 
 
 class _Rows:
-    """One caller context's rows: agent id -> (revision, JSON), and what they cost in bytes."""
+    """One caller context's rows: agent id -> (its revision, its assignments' revision, JSON),
+    and what they cost in bytes."""
 
     __slots__ = ("by_id", "size")
 
-    def __init__(self, by_id: dict[str, tuple[int, bytes]]):
+    def __init__(self, by_id: dict[str, tuple[int, int | None, bytes]]):
         self.by_id = by_id
-        self.size = sum(len(json) for _, json in by_id.values()) + ENTRY_OVERHEAD * len(by_id)
+        self.size = sum(len(json) for _, _, json in by_id.values()) + ENTRY_OVERHEAD * len(by_id)
 
 
 _contexts: OrderedDict[str, _Rows] = OrderedDict()
@@ -100,10 +102,10 @@ def list_body(principal: Principal, *, scope: str = "accessible") -> bytes:
     parts: list[bytes | None] = []
     stale: list[int] = []  # positions in `parts` of rows to read again
     by_id = kept.by_id
-    for agent_id, revision in listed:
+    for agent_id, revision, assigned in listed:
         entry = by_id.get(agent_id)
-        if entry is not None and entry[0] == revision:
-            parts.append(entry[1])
+        if entry is not None and entry[0] == revision and entry[1] == assigned:
+            parts.append(entry[2])
         else:
             stale.append(len(parts))
             parts.append(None)
@@ -111,11 +113,11 @@ def list_body(principal: Principal, *, scope: str = "accessible") -> bytes:
         return _whole_list(principal, roles, key, scope)
     if stale:
         ids = [listed[at][0] for at in stale]
-        fresh = {agent_id: (revision, dumps(row))
-                 for agent_id, revision, row in agent_list_rows(principal, roles, scope=scope, agent_ids=ids)}
+        fresh = {agent_id: (revision, assigned, dumps(row)) for agent_id, revision, assigned, row
+                 in agent_list_rows(principal, roles, scope=scope, agent_ids=ids)}
         for at, agent_id in zip(stale, ids, strict=True):
             entry = fresh.get(agent_id)  # none: deleted meanwhile
-            parts[at] = entry[1] if entry is not None else None
+            parts[at] = entry[2] if entry is not None else None
         _patch(key, kept, fresh, listed)
         parts = [part for part in parts if part is not None]
     elif len(by_id) > len(listed):
@@ -129,10 +131,10 @@ def _joined(parts) -> bytes:
 
 
 def _whole_list(principal: Principal, roles: dict[UUID, Role], key: str, scope: str) -> bytes:
-    by_id = {agent_id: (revision, dumps(row))
-             for agent_id, revision, row in agent_list_rows(principal, roles, scope=scope)}
+    by_id = {agent_id: (revision, assigned, dumps(row))
+             for agent_id, revision, assigned, row in agent_list_rows(principal, roles, scope=scope)}
     _keep(key, _Rows(by_id))
-    return _joined(entry[1] for entry in by_id.values())  # in the list's order, as read
+    return _joined(entry[2] for entry in by_id.values())  # in the list's order, as read
 
 
 def _touch(key: str) -> _Rows | None:
@@ -155,7 +157,8 @@ def _keep(key: str, rows: _Rows) -> None:
         _fit()
 
 
-def _patch(key: str, kept: _Rows, fresh: dict[str, tuple[int, bytes]], listed: list[tuple[str, int]]) -> None:
+def _patch(key: str, kept: _Rows, fresh: dict[str, tuple[int, int | None, bytes]],
+           listed: list[tuple[str, int, int | None]]) -> None:
     """Put the rows read again in the context's place (in place: a few rows, not the whole
     dict), dropping the rows of agents no longer listed."""
     global _kept_bytes
@@ -165,10 +168,10 @@ def _patch(key: str, kept: _Rows, fresh: dict[str, tuple[int, bytes]], listed: l
         by_id, before = kept.by_id, kept.size
         for agent_id, entry in fresh.items():
             old = by_id.get(agent_id)
-            kept.size += len(entry[1]) - (len(old[1]) if old is not None else -ENTRY_OVERHEAD)
+            kept.size += len(entry[2]) - (len(old[2]) if old is not None else -ENTRY_OVERHEAD)
             by_id[agent_id] = entry
         if len(by_id) > len(listed):
-            kept.by_id = {agent_id: by_id[agent_id] for agent_id, _ in listed if agent_id in by_id}
+            kept.by_id = {agent_id: by_id[agent_id] for agent_id, _, _ in listed if agent_id in by_id}
             kept.size = _Rows(kept.by_id).size
         _kept_bytes += kept.size - before
         _fit()

@@ -63,7 +63,9 @@ LIST_KEYS = tuple(name for name, _ in LIST_FIELDS)
 # The read columns come first in LIST_FIELDS; owner_text (not shown) closes each row.
 LIST_COLUMNS = tuple(column for _, column in LIST_FIELDS if column) + ("owner_text",)
 OWNER_AT = len(LIST_COLUMNS) - 1
-REVISION_AT = len(LIST_COLUMNS)  # rows read with their list revision (agent_list_rows) carry it last
+# Rows read with their revisions (agent_list_rows) carry them last: the agent's, its assignments'.
+REVISION_COLUMNS = ("list_revision", "assignments_revision__revision")
+REVISION_AT = len(LIST_COLUMNS)
 
 
 def _iso_utc(column: str) -> str:
@@ -207,29 +209,30 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
                          _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)))
 
 
-def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> list[tuple[str, int]]:
-    """(id, list revision) of each agent GET /agents shows the caller, in the list's order: one
-    query (agents.list_rows; PostgreSQL)."""
+def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> list[tuple[str, int, int | None]]:
+    """(id, list revision, assignments' revision or None) of each agent GET /agents shows the
+    caller, in the list's order: one query (agents.list_rows, agents.list_revisions; PostgreSQL)."""
     owned_only = scope == "owned"
     return _list_read("revisions", principal, owned_only, _visibility_arguments(principal, owned_only))
 
 
 def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str = "accessible",
-                    agent_ids: list[str] | None = None) -> list[tuple[str, int, dict]]:
-    """(id, list revision, row) for the rows of GET /agents: every one, in the list's order, or
+                    agent_ids: list[str] | None = None) -> list[tuple[str, int, int | None, dict]]:
+    """(id, its two revisions, row) for the rows of GET /agents: every one, in the list's order, or
     those of `agent_ids` (ids agent_list_revisions listed; in no order), those deleted meanwhile
     left out (PostgreSQL). Two queries (agents.list_rows).
 
-    A row is a function of its agent's data at that revision (agents.list_revisions) and of the
-    caller as given: the principal and `roles`, its memberships as read once for the whole list
-    (workspace_roles), nothing read besides. The revision is read with the agent's columns; the
-    assignments are read after them, so they are at least as new: a row rendered with newer ones
-    is kept under an older revision, which the next read of the revisions then no longer matches.
+    A row is a function of its agent's data at those revisions (agents.list_revisions) and of
+    the caller as given: the principal and `roles`, its memberships as read once for the whole
+    list (workspace_roles), nothing read besides. The revisions are read with the agent's
+    columns; the assignments are read after them, so they are at least as new: a row rendered
+    with newer ones is kept under older revisions, which the next read of them then no longer
+    matches.
     """
     owned_only = scope == "owned"
     if agent_ids is None:
         with prepared_statements():
-            rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS, "list_revision"))
+            rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS, *REVISION_COLUMNS))
             assignments = _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)) \
                 if rows else []
     else:
@@ -238,19 +241,19 @@ def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str
         assignments = _list_read("assignments", principal, owned_only,
                                  _assignment_arguments(principal, roles, owned_only) | among) if rows else []
     rendered = _rendered(principal, roles, rows, assignments)
-    return [(row[0], row[REVISION_AT], item) for row, item in zip(rows, rendered, strict=True)]
+    return [(row[0], row[REVISION_AT], row[REVISION_AT + 1], item) for row, item in zip(rows, rendered, strict=True)]
 
 
 # The reads of agents.list_rows, compiled once per caller shape (fleet.compiled_query): building
 # and compiling these querysets cost more than running them for a list where one row changed.
 _LIST_READS = {
     "revisions": lambda caller, owned_only, given: _visible_agents(caller, owned_only=owned_only)
-    .annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id").values_list("id_text", "list_revision"),
+    .annotate(id_text=_uuid_text("id")).order_by("-created_at", "-id").values_list("id_text", *REVISION_COLUMNS),
     # By id alone: the ids are those agent_list_revisions listed. A visibility filter here made
     # PostgreSQL's generic plan hash every assignment of the fleet for a handful of rows.
     "rows": lambda caller, owned_only, given: Agent.objects.filter(_among(Agent, "id", given["agents"]))
     .annotate(id_text=_uuid_text("id"), owner_text=_uuid_text("owner_id"), created_text=_created_at_text())
-    .values_list(*LIST_COLUMNS, "list_revision"),
+    .values_list(*LIST_COLUMNS, *REVISION_COLUMNS),
     "assignments": lambda caller, owned_only, given: _assignment_queryset(
         _listed_assignments(caller, roles=given.get("memberships", {}), owned_only=owned_only)
         .filter(_among(WorkspaceAgent, "agent", given["agents"]))),

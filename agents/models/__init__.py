@@ -11,7 +11,7 @@ from .agent import (
     SandboxProfile,
     Status,
 )
-from .assignment import WorkspaceAgent
+from .assignment import AssignmentsRevision, WorkspaceAgent
 from .budget import Budget, BudgetPeriod
 from .engine import EngineHealth, EngineState
 from .gateway_device import GatewayDevice
@@ -28,6 +28,7 @@ __all__ = [
     "AgentModel",
     "AgentSpendDay",
     "AgentSpendMonth",
+    "AssignmentsRevision",
     "Budget",
     "BudgetPeriod",
     "DeployIdempotencyKey",

@@ -22,3 +22,17 @@ class WorkspaceAgent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} in {self.workspace_id}"
+
+
+class AssignmentsRevision(models.Model):
+    """The revision of an agent's assignments as its row of GET /agents shows them (workspace,
+    label, the workspace's name), moved by database triggers (agents.list_revisions). Apart from
+    the agent's row so that assigning, relabelling or renaming a workspace never waits for an
+    agent's row lock (lifecycle actions hold it across engine calls). No row: never moved."""
+
+    agent = models.OneToOneField(Agent, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True,
+                                 related_name="assignments_revision")
+    revision = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} assignments at {self.revision}"

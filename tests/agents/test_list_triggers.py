@@ -29,7 +29,7 @@ from agents.list_triggers import (
     install,
     watched_columns,
 )
-from agents.models import Agent, WorkspaceAgent
+from agents.models import Agent, AssignmentsRevision, WorkspaceAgent
 from agents.selectors import agent_list
 from fleet.api.principal import Principal
 from tests.factories.accounts import UserFactory
@@ -376,8 +376,15 @@ def test_post_migrate_waits_for_the_migration_that_introduced_these_definitions(
 
 
 def _revisions(*agents) -> list[int]:
-    """Each agent's list revision as committed."""
+    """Each agent's own list revision as committed."""
     found = dict(Agent.objects.filter(pk__in=[a.pk for a in agents]).values_list("pk", "list_revision"))
+    return [found.get(agent.pk) for agent in agents]
+
+
+def _assigned_revisions(*agents) -> list[int | None]:
+    """Each agent's assignments' revision as committed (None: never moved)."""
+    found = dict(AssignmentsRevision.objects.filter(agent_id__in=[a.pk for a in agents])
+                 .values_list("agent_id", "revision"))
     return [found.get(agent.pk) for agent in agents]
 
 
@@ -396,7 +403,8 @@ def test_the_revision_triggers_are_installed_the_assignment_and_workspace_ones_d
     installed = _revision_triggers()
 
     assert set(installed) == {
-        ("agents_agent", "fleet_list_revision_set"), ("agents_workspaceagent", "fleet_list_revision_write"),
+        ("agents_agent", "fleet_list_revision_set"), ("agents_agent", "fleet_list_revision_forget"),
+        ("agents_workspaceagent", "fleet_list_revision_write"),
         ("agents_workspaceagent", "fleet_list_revision_change"), ("agents_workspaceagent", "fleet_list_revision_all"),
         ("workspaces_workspace", "fleet_list_revision_change")}
     assert "BEFORE INSERT OR UPDATE" in installed["agents_agent", "fleet_list_revision_set"][0]
@@ -450,18 +458,21 @@ def test_a_save_with_an_older_revision_keeps_the_newer_one_and_a_raw_write_never
 
 
 @pytest.mark.django_db(transaction=True)
-def test_assignments_and_workspace_names_move_the_revisions_of_the_agents_they_show_at_commit():
+def test_assignments_and_workspace_names_move_their_agents_assignment_revisions_at_commit():
     t = Tenancy.create()
     first, second, elsewhere = t.agent(), t.agent(), t.agent(workspace=t.other_workspace)
     unassigned = AgentFactory(owner=t.editor)
+    agents = (first, second, elsewhere, unassigned)
 
     def moves(write) -> list[bool]:
-        before = _revisions(first, second, elsewhere, unassigned)
+        before, own = _assigned_revisions(*agents), _revisions(*agents)
         with transaction.atomic():
             write()
-            assert _revisions(first, second, elsewhere, unassigned) == before, "moved before the commit"
-        return [after != old for after, old in zip(_revisions(first, second, elsewhere, unassigned), before,
-                                                   strict=True)]
+            assert _assigned_revisions(*agents) == before, "moved before the commit"
+        after = _assigned_revisions(*agents)
+        assert _revisions(*agents) == own, "an agent's own revision (its row) is not written"
+        assert all(new >= old for new, old in zip(after, before, strict=True) if old is not None)
+        return [new != old for new, old in zip(after, before, strict=True)]
 
     assert moves(lambda: WorkspaceAgent.objects.create(workspace=t.workspace, agent=unassigned)) == \
         [False, False, False, True]
@@ -477,17 +488,58 @@ def test_assignments_and_workspace_names_move_the_revisions_of_the_agents_they_s
     assert moves(lambda: Membership.objects.filter(workspace=t.workspace, user=t.editor).update(role="admin")) == \
         [False, False, False, False]  # who sees what is the caller's side (agents.list_rows)
 
+    before = _assigned_revisions(*agents)
     with pytest.raises(RuntimeError), transaction.atomic():
-        before = _revisions(first, second, elsewhere, unassigned)
         WorkspaceAgent.objects.create(workspace=t.workspace, agent=first)
         raise RuntimeError("rolled back")
-    assert _revisions(first, second, elsewhere, unassigned) == before
+    assert _assigned_revisions(*agents) == before
 
-    before = _revisions(first, second, elsewhere, unassigned)
+    own = _revisions(*agents)
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE agents_workspaceagent")
-    assert all(after > old for after, old in zip(_revisions(first, second, elsewhere, unassigned), before,
-                                                 strict=True))
+    assert all(after > old for after, old in zip(_revisions(*agents), own, strict=True))
+
+    Agent.objects.filter(pk=elsewhere.pk).delete()  # its assignments' revision goes with it
+    assert not AssignmentsRevision.objects.filter(agent_id=elsewhere.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_assigning_relabelling_and_renaming_never_wait_for_an_agent_s_row_lock():
+    """A lifecycle action holds the agent's row lock across its engine calls: a relabel, a
+    rename of its workspace and the removal of an assignment commit at once meanwhile (each moves
+    only the assignments' revision, never the agent's row). A new assignment waits, as it always
+    did: its foreign key's check shares the agent's row lock."""
+    t = Tenancy.create()
+    held = t.agent(name="held")
+    locked, release = threading.Event(), threading.Event()
+
+    def lifecycle_action() -> None:
+        with transaction.atomic():
+            Agent.objects.select_for_update().get(pk=held.pk)
+            locked.set()
+            assert release.wait(30)
+
+    holder = in_thread(lifecycle_action)
+    try:
+        assert locked.wait(30)
+        before = _assigned_revisions(held)[0]
+        writes = {
+            "a relabel": lambda: WorkspaceAgent.objects.filter(agent=held).update(role="pager"),
+            "a rename": lambda: Workspace.objects.filter(pk=t.workspace.pk).update(name="Renamed"),
+            "a removal": lambda: WorkspaceAgent.objects.filter(agent=held).delete(),
+        }
+        for what, write in writes.items():
+            try:
+                with transaction.atomic():
+                    with connection.cursor() as cursor:
+                        cursor.execute("SET LOCAL lock_timeout = '2s'")
+                    write()
+            except OperationalError as error:
+                pytest.fail(f"{what} waited for the agent's row lock: {error}")
+        assert _assigned_revisions(held)[0] != before
+    finally:
+        release.set()
+        holder.result()
 
 
 @pytest.mark.django_db(transaction=True)
