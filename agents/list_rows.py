@@ -10,8 +10,9 @@ workspaces' names). A list then costs:
 
 1. the caller's memberships (workspaces.access.workspace_roles; none for an API key),
 2. (id, revisions) of every listed agent, in the list's order: one narrow query,
-3. for the rows whose revisions moved (or that are new): their agents and assignments, two
-   queries by id, and their JSON;
+3. for the rows whose revisions moved (or that are new): their agents, and the assignments of
+   those whose assignments' revision moved (each kept row keeps what it took from its
+   assignments), one or two queries by id, and their JSON;
 
 and the body is the kept JSON joined. A caller seen for the first time (or whose rows were let
 go) reads the whole list at once, as does a list where most rows moved.
@@ -53,25 +54,29 @@ from workspaces.access import workspace_roles
 from workspaces.roles import Role
 
 from .list_cache import caller_key
-from .selectors import agent_list, agent_list_revisions, agent_list_rows
+from .selectors import Links, agent_list, agent_list_revisions, agent_list_rows
 
-# What a kept row costs besides its JSON: its slot in the caller's dict, the (revisions, JSON)
-# tuple, the id's str, the revisions' ints and the bytes object's header (283 bytes
-# measured with tracemalloc for 10,000 rows, rounded up).
-ENTRY_OVERHEAD = 280
+# What a kept row costs besides its JSON: its slot in the caller's dict, the entry's tuple, the
+# id's str, the revisions' ints, the bytes object's header and its links' tuple and list (their
+# workspace items are shared): 413 bytes measured with tracemalloc for 10,000 rows, rounded up.
+ENTRY_OVERHEAD = 420
 # Above this share of rows to read again, one query for the whole list costs less than two by id.
 WHOLE_LIST_SHARE = 0.5
 
 
+_Entry = tuple[int, int | None, bytes, Links]
+
+
 class _Rows:
-    """One caller context's rows: agent id -> (its revision, its assignments' revision, JSON),
-    and what they cost in bytes."""
+    """One caller context's rows: agent id -> (its revision, its assignments' revision, JSON, its
+    links: what it takes from its assignments, agents.selectors.Links), and what they cost in
+    bytes."""
 
     __slots__ = ("by_id", "size")
 
-    def __init__(self, by_id: dict[str, tuple[int, int | None, bytes]]):
+    def __init__(self, by_id: dict[str, _Entry]):
         self.by_id = by_id
-        self.size = sum(len(json) for _, _, json in by_id.values()) + ENTRY_OVERHEAD * len(by_id)
+        self.size = sum(len(entry[2]) for entry in by_id.values()) + ENTRY_OVERHEAD * len(by_id)
 
 
 _contexts: OrderedDict[str, _Rows] = OrderedDict()
@@ -113,8 +118,11 @@ def list_body(principal: Principal, *, scope: str = "accessible") -> bytes:
         return _whole_list(principal, roles, key, scope)
     if stale:
         ids = [listed[at][0] for at in stale]
-        fresh = {agent_id: (revision, assigned, dumps(row)) for agent_id, revision, assigned, row
-                 in agent_list_rows(principal, roles, scope=scope, agent_ids=ids)}
+        # A row whose assignments' revision has not moved keeps its links: its assignments
+        # are not read again (a status change reads the agent's columns alone).
+        known = {agent_id: (entry[1], entry[3]) for agent_id in ids if (entry := by_id.get(agent_id)) is not None}
+        fresh = {agent_id: (revision, assigned, dumps(row), links) for agent_id, revision, assigned, row, links
+                 in agent_list_rows(principal, roles, scope=scope, agent_ids=ids, known=known)}
         for at, agent_id in zip(stale, ids, strict=True):
             entry = fresh.get(agent_id)  # none: deleted meanwhile
             parts[at] = entry[2] if entry is not None else None
@@ -131,8 +139,8 @@ def _joined(parts) -> bytes:
 
 
 def _whole_list(principal: Principal, roles: dict[UUID, Role], key: str, scope: str) -> bytes:
-    by_id = {agent_id: (revision, assigned, dumps(row))
-             for agent_id, revision, assigned, row in agent_list_rows(principal, roles, scope=scope)}
+    by_id = {agent_id: (revision, assigned, dumps(row), links)
+             for agent_id, revision, assigned, row, links in agent_list_rows(principal, roles, scope=scope)}
     _keep(key, _Rows(by_id))
     return _joined(entry[2] for entry in by_id.values())  # in the list's order, as read
 
@@ -157,7 +165,7 @@ def _keep(key: str, rows: _Rows) -> None:
         _fit()
 
 
-def _patch(key: str, kept: _Rows, fresh: dict[str, tuple[int, int | None, bytes]],
+def _patch(key: str, kept: _Rows, fresh: dict[str, _Entry],
            listed: list[tuple[str, int, int | None]]) -> None:
     """Put the rows read again in the context's place (in place: a few rows, not the whole
     dict), dropping the rows of agents no longer listed."""

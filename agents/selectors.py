@@ -205,8 +205,9 @@ def agent_list(principal: Principal, *, scope: str = "accessible") -> list[dict]
         rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS))
         if not rows:
             return []
-        return _rendered(principal, roles, rows,
-                         _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)))
+        by_agent, best_role = _links(_assignment_queryset(_listed_assignments(principal, roles=roles,
+                                                                             owned_only=owned_only)), roles)
+        return _rendered(principal, rows, by_agent, best_role)
 
 
 def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> list[tuple[str, int, int | None]]:
@@ -217,10 +218,14 @@ def agent_list_revisions(principal: Principal, *, scope: str = "accessible") -> 
 
 
 def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str = "accessible",
-                    agent_ids: list[str] | None = None) -> list[tuple[str, int, int | None, dict]]:
-    """(id, its two revisions, row) for the rows of GET /agents: every one, in the list's order, or
-    those of `agent_ids` (ids agent_list_revisions listed; in no order), those deleted meanwhile
-    left out (PostgreSQL). Two queries (agents.list_rows).
+                    agent_ids: list[str] | None = None, known: dict[str, tuple[int | None, Links]] | None = None,
+                    ) -> list[tuple[str, int, int | None, dict, Links]]:
+    """(id, its two revisions, row, links) for the rows of GET /agents: every one, in the list's
+    order, or those of `agent_ids` (ids agent_list_revisions listed; in no order), those deleted
+    meanwhile left out (PostgreSQL). `known`: per agent id, its assignments' revision and the
+    links (_links) kept with it; an agent whose assignments' revision is still that one takes
+    them as they are, so its assignments are not read. Two queries, one when no assignments are
+    read (agents.list_rows).
 
     A row is a function of its agent's data at those revisions (agents.list_revisions) and of
     the caller as given: the principal and `roles`, its memberships as read once for the whole
@@ -230,18 +235,33 @@ def agent_list_rows(principal: Principal, roles: dict[UUID, Role], *, scope: str
     matches.
     """
     owned_only = scope == "owned"
+    kept: dict[str, Links] = {}
     if agent_ids is None:
         with prepared_statements():
             rows = list(_listed_agents(principal, owned_only=owned_only).values_list(*LIST_COLUMNS, *REVISION_COLUMNS))
             assignments = _assignment_rows(_listed_assignments(principal, roles=roles, owned_only=owned_only)) \
                 if rows else []
     else:
-        among = {"agents": agent_ids}
-        rows = _list_read("rows", principal, owned_only, among)
+        rows = _list_read("rows", principal, owned_only, {"agents": agent_ids})
+        unread = []
+        for row in rows:
+            found = known.get(row[0]) if known else None
+            if found is not None and found[0] == row[REVISION_AT + 1]:
+                kept[row[0]] = found[1]
+            else:
+                unread.append(row[0])
         assignments = _list_read("assignments", principal, owned_only,
-                                 _assignment_arguments(principal, roles, owned_only) | among) if rows else []
-    rendered = _rendered(principal, roles, rows, assignments)
-    return [(row[0], row[REVISION_AT], row[REVISION_AT + 1], item) for row, item in zip(rows, rendered, strict=True)]
+                                 _assignment_arguments(principal, roles, owned_only) | {"agents": unread}) \
+            if unread else []
+    by_agent, best_role = _links(assignments, roles)
+    for agent_id, (workspaces, role) in kept.items():
+        by_agent[agent_id] = workspaces
+        if role:
+            best_role[agent_id] = role
+    rendered = _rendered(principal, rows, by_agent, best_role)
+    return [(row[0], row[REVISION_AT], row[REVISION_AT + 1], item,
+             (by_agent.get(row[0], NO_LINKS[0]), best_role.get(row[0], 0)))
+            for row, item in zip(rows, rendered, strict=True)]
 
 
 # The reads of agents.list_rows, compiled once per caller shape (fleet.compiled_query): building
@@ -324,9 +344,15 @@ def _assignment_rows(assignments: QuerySet) -> list[tuple]:
     return list(_assignment_queryset(assignments))
 
 
-def _rendered(principal: Principal, roles: dict[UUID, Role], rows: list[tuple], assignment_rows) -> list[dict]:
-    """The rows of LIST_COLUMNS (any columns after them ignored) as the list's dicts, with the
-    rows of _assignment_queryset."""
+# What a row takes from its assignments for one caller: its workspaces[] and the caller's highest
+# role among them (0: none). agents.list_rows keeps it beside the row's JSON.
+Links = tuple[list, int]
+NO_LINKS: Links = ([], 0)
+
+
+def _links(assignment_rows, roles: dict[UUID, Role]) -> tuple[dict[str, list[dict]], dict[str, int]]:
+    """Per agent id, from the rows of _assignment_queryset: its workspaces[] and the caller's
+    highest role among them."""
     by_agent: dict[str, list[dict]] = defaultdict(list)
     best_role: dict[str, int] = {}  # the caller's highest workspace role per agent
     # Plain ints: comparing them is cheaper than comparing IntEnum members.
@@ -341,7 +367,13 @@ def _rendered(principal: Principal, roles: dict[UUID, Role], rows: list[tuple], 
         role = int_roles.get(workspace_id)
         if role is not None and role > best_role.get(agent_id, 0):
             best_role[agent_id] = role
+    return by_agent, best_role
 
+
+def _rendered(principal: Principal, rows: list[tuple], by_agent: dict[str, list[dict]],
+              best_role: dict[str, int]) -> list[dict]:
+    """The rows of LIST_COLUMNS (any columns after them ignored) as the list's dicts, with their
+    links (_links)."""
     # Per row only dictionary look-ups and one dict: this runs once per agent (1,000 and more).
     user_id = _uuid_key(principal.user.pk)
     labels = {int(role): role.label for role in Role}

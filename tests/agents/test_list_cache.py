@@ -366,9 +366,9 @@ def reads(monkeypatch, settings):
     seen: list = []
     original = list_rows.agent_list_rows
 
-    def recording(principal, roles, *, scope="accessible", agent_ids=None):
+    def recording(principal, roles, *, scope="accessible", agent_ids=None, **kwargs):
         seen.append("whole" if agent_ids is None else set(agent_ids))
-        return original(principal, roles, scope=scope, agent_ids=agent_ids)
+        return original(principal, roles, scope=scope, agent_ids=agent_ids, **kwargs)
 
     monkeypatch.setattr(list_rows, "agent_list_rows", recording)
     list_rows.forget_rows()
@@ -385,9 +385,14 @@ def _session(user) -> Principal:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_after_each_kind_of_write_only_the_rows_it_changed_are_read_again(reads):
+def test_after_each_kind_of_write_only_the_rows_it_changed_are_read_again(reads, monkeypatch):
     """The editor's list, kept; then one write; the next answer is byte for byte the list built
-    whole from the database now, and only the rows that write changed were read again."""
+    whole from the database now, and only the rows that write changed were read again (their
+    assignments only when those moved)."""
+    read_names: list[str] = []
+    original_read = selectors._list_read
+    monkeypatch.setattr(selectors, "_list_read",
+                        lambda read, *args: read_names.append(read) or original_read(read, *args))
     t = Tenancy.create()
     client = client_for(t.editor)
     first, second, third = t.agent(name="first"), t.agent(name="second"), t.agent(name="third")
@@ -396,22 +401,27 @@ def test_after_each_kind_of_write_only_the_rows_it_changed_are_read_again(reads)
     ids = {name: str(agent.pk) for name, agent in
            {"first": first, "second": second, "third": third, "own": own}.items()}
 
-    def after(write, read_again) -> dict[str, dict]:
+    def after(write, read_again, assignments_read=True) -> dict[str, dict]:
         client.get("/api/agents")  # every row kept
         reads.clear()
         write()
+        read_names.clear()
         answer = client.get("/api/agents")
         assert answer.status_code == 200
         assert answer.content == _whole_list(_session(t.editor)), "the body is the list as it is now"
         assert reads == ([] if read_again == set() else [read_again]), reads
+        if read_again not in (set(), "whole"):
+            assert read_names == ["revisions", "rows"] + (["assignments"] if assignments_read else []), read_names
         return {row["name"]: row for row in answer.json()}
 
     assert set(_by_name(client)) == {"first", "second", "third", "own"} | {agent.name for agent in spare}
     assert reads == ["whole"]  # a caller seen for the first time
 
-    rows = after(lambda: Agent.objects.filter(pk=first.pk).update(status=Status.RUNNING), {ids["first"]})
+    rows = after(lambda: Agent.objects.filter(pk=first.pk).update(status=Status.RUNNING), {ids["first"]},
+                 assignments_read=False)  # its kept workspaces[] and role stand
     assert rows["first"]["status"] == "running"
-    rows = after(lambda: Agent.objects.filter(pk=second.pk).update(owner=t.editor), {ids["second"]})
+    rows = after(lambda: Agent.objects.filter(pk=second.pk).update(owner=t.editor), {ids["second"]},
+                 assignments_read=False)
     assert (rows["second"]["isDirectOwner"], rows["second"]["effectiveRole"]) == (True, "owner")
     rows = after(lambda: WorkspaceAgent.objects.filter(agent=third).update(role="pager"), {ids["third"]})
     assert rows["third"]["workspaces"][0]["role"] == "pager"
@@ -473,16 +483,19 @@ def test_a_write_committed_between_the_revisions_and_the_rows_is_never_kept_as_o
     assert reads == [], "the row read at its new revision is kept under it"
 
     # Between the rows and their assignments: a relabel, read with the row but under the row's
-    # older revision. The next list must read that row again, never trust it as of that revision.
-    Agent.objects.filter(pk=moving.pk).update(status=Status.STOPPED)
+    # older revisions. The next list must read that row again, never trust it as of them.
+    WorkspaceAgent.objects.filter(agent=moving).update(role="first label")  # its assignments are read again
     original_read = selectors._list_read
 
-    def relabel_after_the_rows(read, *args, **kwargs):
-        if read == "assignments":
-            elsewhere(lambda: WorkspaceAgent.objects.filter(agent=moving).update(role="relabelled"))
-        return original_read(read, *args, **kwargs)
+    def relabel_after(after_read: str, label: str):
+        def reading(read, *args, **kwargs):
+            found = original_read(read, *args, **kwargs)
+            if read == after_read:
+                elsewhere(lambda: WorkspaceAgent.objects.filter(agent=moving).update(role=label))
+            return found
+        return reading
 
-    monkeypatch.setattr(selectors, "_list_read", relabel_after_the_rows)
+    monkeypatch.setattr(selectors, "_list_read", relabel_after("rows", "relabelled"))
     client.get("/api/agents")
     monkeypatch.setattr(selectors, "_list_read", original_read)
     reads.clear()
@@ -490,6 +503,20 @@ def test_a_write_committed_between_the_revisions_and_the_rows_is_never_kept_as_o
     assert answer.content == _whole_list(_session(t.editor))
     assert reads == [{str(moving.pk)}]
     assert {row["name"]: row for row in answer.json()}["moved"]["workspaces"][0]["role"] == "relabelled"
+
+    # A status change keeps the row's links (its assignments are not read); a relabel committed
+    # right after its row was read: the links kept are those of the row's revisions, and the
+    # next list reads its assignments again.
+    Agent.objects.filter(pk=moving.pk).update(status=Status.STOPPED)
+    monkeypatch.setattr(selectors, "_list_read", relabel_after("rows", "relabelled again"))
+    first = {row["name"]: row for row in client.get("/api/agents").json()}
+    monkeypatch.setattr(selectors, "_list_read", original_read)
+    assert (first["moved"]["status"], first["moved"]["workspaces"][0]["role"]) == ("stopped", "relabelled")
+    reads.clear()
+    answer = client.get("/api/agents")
+    assert answer.content == _whole_list(_session(t.editor))
+    assert reads == [{str(moving.pk)}]
+    assert {row["name"]: row for row in answer.json()}["moved"]["workspaces"][0]["role"] == "relabelled again"
 
 
 @pytest.mark.django_db(transaction=True)
