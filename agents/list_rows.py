@@ -27,7 +27,9 @@ Why no caller ever gets a stale or a foreign row:
   read after, so they are at least as new. A write committed in between moves a revision, so
   the row kept under the older ones is never used again: it is read again at the next list.
 - A kept row is used only when both revisions read in step 2 equal the ones it was kept under;
-  revisions are never reused (agents.list_revisions), even across a restore from a backup.
+  revisions are never reused (agents.list_revisions), even across a restore from a backup. A
+  row read again takes the links kept with it (workspaces[], the caller's role) only when the
+  assignments' revision read with its columns is still theirs: the same rule, for that half.
 - Which rows are listed is step 2's answer (the visibility rules of agents.selectors), read
   after the list version the ETag carries; step 3 reads by those ids alone (a row deleted
   meanwhile is left out), and what a row shows of workspaces is filtered by the caller's
