@@ -45,7 +45,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from .list_triggers import Trigger, install_functions, install_triggers, watched_columns
 from .models import Agent, AssignmentsRevision, WorkspaceAgent
 
-INSTALLED_BY = ("agents", "0018_agent_list_revision")
+INSTALLED_BY = ("agents", "0019_agent_list_revision")
 TRIGGER_PREFIX = "fleet_list_revision"  # not fleet_list_version: list_triggers drops its own strays
 SEQUENCE = "fleet_list_revision_seq"
 NEXT_FUNCTION = "fleet_list_revision_next"  # (the current revision) -> the next one

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0017_model_routing'),
+        ('agents', '0018_agent_spend_month'),
     ]
 
     operations = [
