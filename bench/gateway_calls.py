@@ -4,12 +4,10 @@ per running agent), and the same 1,000 held by the gateway listener's supervisor
 
     DATABASE_URL=postgres://... .venv/bin/python -m bench gateway_calls
 
-The other end is a loopback WebSocket server in its own process (so its CPU and memory are not
-counted here) that speaks OpenClaw's protocol 4 handshake: it sends `connect.challenge`, checks
-the connect request as OpenClaw does (client id and mode, protocol range, token, the device id
-as SHA-256 of the public key, the Ed25519 signature of the v3 payload over the challenge nonce
-and ts), answers hello-ok, and answers every request at once. A refused handshake is counted,
-so a figure never hides a client that fails.
+The other end is the loopback protocol-4 server of bench/_gateway_sim.py in its own process (so
+its CPU and memory are not counted here): OpenClaw's handshake, checked as OpenClaw checks it,
+and every request answered at once. A refused handshake is counted, so a figure never hides a
+client that fails.
 
 Figures: the sync facade (`OpenClawGateway.channels_status()`: a private event loop, connect,
 handshake, one call, close), the same on one event loop (what a listener or an async worker
@@ -22,104 +20,26 @@ connect) holding 1,000 agent rows whose gateway is the loopback server, wanted b
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import multiprocessing
 import os
 import resource
 import secrets
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 from bench import measure, report  # noqa: E402
+from bench._gateway_sim import loopback_gateways  # noqa: E402
 
 TOKEN = secrets.token_urlsafe(32)
 SEQUENTIAL = 200
 CONCURRENT_AGENTS = 50
 CONCURRENT_CALLS = 1_000
 IDLE_CONNECTIONS = 1_000
-
-
-# --- the server (its own process) -------------------------------------------------------------
-
-
-def _b64url_decode(text: str) -> bytes:
-    import base64
-
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def _verified(params: dict, nonce: str, ts: int, token: str) -> str | None:
-    """Why OpenClaw would refuse this connect, or None. Written from RUNTIMES.md, not from the client."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    client, device = params.get("client") or {}, params.get("device") or {}
-    if client.get("id") != "gateway-client" or client.get("mode") != "backend":
-        return "SCHEMA"
-    if not params.get("minProtocol", 0) <= 4 <= params.get("maxProtocol", 0):
-        return "PROTOCOL_MISMATCH"
-    if (params.get("auth") or {}).get("token") != token:
-        return "AUTH_TOKEN_MISMATCH"
-    public = _b64url_decode(device.get("publicKey", ""))
-    if device.get("id") != hashlib.sha256(public).hexdigest():
-        return "DEVICE_AUTH_DEVICE_ID_MISMATCH"
-    if device.get("nonce") != nonce or device.get("signedAt") != ts:
-        return "DEVICE_AUTH_NONCE_MISMATCH"
-    signed = "|".join(["v3", device["id"], client["id"], client["mode"], params.get("role", ""),
-                       ",".join(params.get("scopes") or []), str(ts), token, nonce,
-                       client.get("platform", "").strip().lower(), (client.get("deviceFamily") or "").strip().lower()])
-    try:
-        Ed25519PublicKey.from_public_bytes(public).verify(_b64url_decode(device.get("signature", "")), signed.encode())
-    except Exception:
-        return "DEVICE_AUTH_SIGNATURE_INVALID"
-    return None
-
-
-def _serve(token, port_pipe, stop_event) -> None:
-    from websockets.asyncio.server import serve
-
-    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-    refused = 0
-
-    async def handle(ws):
-        nonlocal refused
-        nonce, ts = secrets.token_hex(16), int(time.time() * 1000)
-        await ws.send(
-            json.dumps({"type": "event", "event": "connect.challenge", "payload": {"nonce": nonce, "ts": ts}})
-        )
-        frame = json.loads(await ws.recv())
-        why = _verified(frame.get("params") or {}, nonce, ts, token)
-        if why:
-            refused += 1
-            await ws.send(json.dumps({"type": "res", "id": frame["id"], "ok": False,
-                                      "error": {"code": "INVALID_REQUEST", "message": why, "details": {"code": why}}}))
-            await ws.close(1008, why)
-            return
-        hello = {"type": "hello-ok", "protocol": 4, "server": {"version": "bench"}, "features": {}, "snapshot": {},
-                 "auth": {"role": "operator", "scopes": frame["params"].get("scopes")},
-                 "policy": {"tickIntervalMs": 30000}}
-        await ws.send(json.dumps({"type": "res", "id": frame["id"], "ok": True, "payload": hello}))
-        async for raw in ws:
-            request = json.loads(raw)
-            payload = {"channels.status": {"channels": {}, "refused": refused},
-                       "config.get": {"config": {}, "hash": "bench"}}.get(request["method"], {})
-            await ws.send(json.dumps({"type": "res", "id": request["id"], "ok": True, "payload": payload}))
-
-    async def main():
-        async with serve(handle, "127.0.0.1", 0, compression=None, max_queue=4, ping_interval=None) as server:
-            port_pipe.send(server.sockets[0].getsockname()[1])
-            while not stop_event.is_set():
-                await asyncio.sleep(0.1)
-
-    asyncio.run(main())
 
 
 # --- the client (this process) -----------------------------------------------------------------
@@ -256,40 +176,16 @@ def _listener_memory(port: int) -> None:
            rss_delta_mb=delta, kb_per_agent=delta * 1024 / IDLE_CONNECTIONS)
 
 
-@contextmanager
-def loopback_gateway() -> Iterator[int]:
-    """The loopback protocol-4 server in its own process, for the block: its port."""
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    stop = context.Event()
-    server = context.Process(target=_serve, args=(TOKEN, send, stop), daemon=True)
-    server.start()
-    try:
-        if not receive.poll(30):
-            raise RuntimeError("the bench gateway did not start")
-        yield receive.recv()
-    finally:
-        stop.set()
-        server.join(timeout=10)
-        if server.is_alive():
-            server.kill()
-
-
 def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-    with loopback_gateway() as port:
+    with loopback_gateways(TOKEN) as servers:
+        port = servers.ports[0]
         gateway = _gateway(port)
         _sequential(gateway)
         _concurrent(gateway)
         _idle_memory(gateway)
         _listener_memory(port)
-        report("handshakes the server refused (must be 0)", refused=_refused(gateway))
-
-
-def _refused(gateway) -> int:
-    from agents.gateway.openclaw import run_sync
-
-    return run_sync(_one_call(gateway))["refused"]
+        report("handshakes the server refused (must be 0)", refused=servers.refused)
 
 
 if __name__ == "__main__":
