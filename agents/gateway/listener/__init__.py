@@ -8,10 +8,12 @@ of the agent id (sharding). Modules, one job each:
     sharding     which shard holds an agent
     backoff      how long to wait before connecting again
     selection    which agents this shard holds and with which grant (database reads)
+    lookups      the links' reads of their gateways, many in one query
     dispatch     handing an event to its hooks (worker threads)
     liveness     the last event seen per agent (cache)
     link         one agent's connection loop
     supervisor   the refresh loop over all links, signals, --once
+    fdlimit      the open-files limit a shard of thousands of sockets needs
 """
 
 from .backoff import Backoff, backoff_delay

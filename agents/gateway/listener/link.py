@@ -1,10 +1,11 @@
 """One agent's held connection: open it, hand its events on, and when it ends, open it again.
 
 A link lives from the refresh that first wants the agent to the one that no longer does. It
-loops: resolve the agent's gateway (the database and maybe the engine, in a worker thread),
-handshake, wait until the connection closes or the runtime announces `shutdown`, then wait a
-backoff and start again. A refused token or protocol waits `Backoff.refused` (an operator must
-act) and is logged once, not at every attempt; other failures back off exponentially.
+loops: resolve the agent's gateway (the database, in a batch with other links: lookups),
+handshake (a bounded number at a time per shard), wait until the connection closes or the
+runtime announces `shutdown`, then wait a backoff and start again. A refused token or protocol
+waits `Backoff.refused` (an operator must act) and is logged once, not at every attempt; other
+failures back off exponentially.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ..hooks import listener_hook
 from . import liveness
 from .backoff import Backoff
 from .dispatch import event_deliver
-from .selection import Need, agent_gateway
+from .lookups import GatewayLookups
+from .selection import Need
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +32,8 @@ RunDb = Callable[..., Awaitable]
 
 
 class AgentLink:
-    def __init__(self, agent_id: str, need: Need, *, run_db: RunDb, backoff: Backoff):
+    def __init__(self, agent_id: str, need: Need, *, run_db: RunDb, backoff: Backoff, lookups: GatewayLookups,
+                 handshakes: asyncio.Semaphore):
         self.agent_id = agent_id
         self.need = need  # the supervisor updates it when other hooks come to want the agent
         self.connection: OpenClawConnection | None = None
@@ -40,6 +43,8 @@ class AgentLink:
         self.tried = asyncio.Event()  # the first attempt is over, whatever its outcome
         self._run_db = run_db
         self._backoff = backoff
+        self._lookups = lookups
+        self._handshakes = handshakes  # shared by the shard's links: see _hold
         self._shutdown = asyncio.Event()
         self._restart_hint: float | None = None
         self._refusal_logged = False
@@ -77,12 +82,16 @@ class AgentLink:
         """One connection from open to end; returns how long to wait before the next."""
         secrets: list[str] = []
         try:
-            gateway = await self._run_db(agent_gateway, self.agent_id)
+            gateway = await self._lookups.gateway(self.agent_id)
             secrets.append(gateway.endpoint.token)
             connection = gateway.connection(list(self.need.scopes), caps=list(self.need.caps), on_event=self._on_event)
             self._shutdown.clear()
             self._restart_hint = None
-            await connection.open()
+            # A bounded number of handshakes at a time per shard: thousands started together
+            # would each wait on the others past the open timeout, fail, and all come back
+            # together again (a reconnect storm). The timeout counts from the slot.
+            async with self._handshakes:
+                await connection.open()
         except (GatewayAuthRefused, GatewayProtocolError) as exc:
             return self._refused(scrub(exc, secrets))
         except FleetError as exc:  # unreachable, not running (yet), engine down: transient

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 
 from ...models import SERVING, Agent, RuntimeFamily
 from .. import gateway_for
+from ..device import DeviceIdentity, installation_device
 from ..errors import AgentNotRunning, GatewayUnsupported
 from ..hooks import ListenerHook, listener_hooks
 from ..openclaw import OpenClawGateway
@@ -72,12 +73,26 @@ def wanted_agents(shard: Shard) -> dict[str, Need]:
     return {agent_id: Need.of(hooks) for agent_id, hooks in wanting.items()}
 
 
-def agent_gateway(agent_id: str) -> OpenClawGateway:
-    """The agent's gateway as it is now (its port may have changed since the last connect)."""
-    agent = Agent.objects.filter(pk=agent_id).first()
+def agent_gateways(agent_ids: list[str]) -> dict[str, OpenClawGateway | Exception]:
+    """Each agent's gateway as it is now (its port may have changed since the last connect), or
+    why it has none: one query for the agents and one read of the installation's device key,
+    however many links asked at once. The key goes into every gateway, so no handshake reads
+    the database again. A failure that concerns every agent (the database, the key) raises."""
+    agents = {str(agent.pk): agent for agent in Agent.objects.filter(pk__in=agent_ids)}
+    device = installation_device() if agents else None
+    found: dict[str, OpenClawGateway | Exception] = {}
+    for agent_id in agent_ids:
+        try:
+            found[agent_id] = _gateway_of(agents.get(agent_id), device)
+        except Exception as exc:  # one agent's problem is its link's, never its batch's
+            found[agent_id] = exc
+    return found
+
+
+def _gateway_of(agent: Agent | None, device: DeviceIdentity | None) -> OpenClawGateway:
     if agent is None:
         raise AgentNotRunning("The agent no longer exists.")
     gateway = gateway_for(agent)  # AgentNotRunning unless running or warning
     if not isinstance(gateway, OpenClawGateway):
         raise GatewayUnsupported(f"The listener holds OpenClaw agents only, not {agent.runtime_family}.")
-    return gateway
+    return OpenClawGateway(gateway.endpoint, device, timeout=gateway.timeout)

@@ -22,6 +22,7 @@ from ..connection import OPEN_TIMEOUT
 from .backoff import Backoff
 from .dispatch import db_job
 from .link import AgentLink
+from .lookups import GatewayLookups
 from .selection import wanted_agents
 from .sharding import Shard
 from .threads import DbThreads
@@ -29,6 +30,9 @@ from .threads import DbThreads
 logger = logging.getLogger(__name__)
 
 DB_THREADS = 4
+# Handshakes in flight per shard: enough to keep a runtime-side round trip of a few ms busy
+# (2,500 agents in a few seconds), few enough that none waits past the open timeout.
+HANDSHAKES = 64
 CLOSE_TIMEOUT = 10.0  # how long stopping waits for a hook that is still running
 ONCE_TIMEOUT = OPEN_TIMEOUT + 10  # the handshake's own bound plus resolving the endpoint
 
@@ -44,7 +48,7 @@ class CycleReport:
 
 class Supervisor:
     def __init__(self, *, shard: Shard | None = None, refresh_seconds: float | None = None,
-                 backoff: Backoff | None = None, db_threads: int = DB_THREADS):
+                 backoff: Backoff | None = None, db_threads: int = DB_THREADS, handshakes: int = HANDSHAKES):
         self.shard = shard or Shard.from_settings()
         self.refresh_seconds = float(settings.GATEWAY_LISTENER_REFRESH_SECONDS
                                      if refresh_seconds is None else refresh_seconds)
@@ -53,6 +57,8 @@ class Supervisor:
         self.backoff = backoff or Backoff()
         self.links: dict[str, AgentLink] = {}
         self._pool = DbThreads(db_threads, name="gateway-listener-db")
+        self._lookups = GatewayLookups(self.run_db)
+        self._handshakes = asyncio.Semaphore(handshakes)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._stop_requested = threading.Event()  # a stop that arrives before run() has a loop
@@ -132,7 +138,8 @@ class Supervisor:
             if link is not None:
                 link.need = need  # the same grant; the hooks to call may differ
                 continue
-            link = self.links[agent_id] = AgentLink(agent_id, need, run_db=self.run_db, backoff=self.backoff)
+            link = self.links[agent_id] = AgentLink(agent_id, need, run_db=self.run_db, backoff=self.backoff,
+                                                    lookups=self._lookups, handshakes=self._handshakes)
             link.start()
             started += 1
         if started or gone:
