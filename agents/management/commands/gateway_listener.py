@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.gateway.listener import Shard, Supervisor
+from agents.gateway.listener.fdlimit import open_files_raise
 
 
 class Command(BaseCommand):
@@ -36,6 +37,7 @@ class Command(BaseCommand):
             ))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        open_files_raise()  # a socket per held agent: thousands per shard
         if not once:
             asyncio.run(supervisor.run())
             return
