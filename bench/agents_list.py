@@ -23,32 +23,36 @@ OWNERS = 20
 OWN_AGENTS = 50
 
 
-def _fixtures():
+def fleet_create(*, agents: int = AGENTS + OWN_AGENTS, tag: str = "bench"):
+    """The caller, editor of WORKSPACES workspaces, and its fleet: `agents` - OWN_AGENTS agents of
+    OWNERS other users, each assigned to one or two of the workspaces, and OWN_AGENTS of its own.
+    Returns (caller, the agents, the workspaces); `tag` keeps two fleets in one database apart."""
     from accounts.models import User
     from agents.models import Agent, WorkspaceAgent
     from workspaces.models import Membership, Workspace
 
-    caller = User.objects.create_user("bench-caller@example.com")
-    owners = User.objects.bulk_create([User(email=f"bench-owner-{i}@example.com") for i in range(OWNERS)])
+    caller = User.objects.create_user(f"{tag}-caller@example.com")
+    owners = User.objects.bulk_create([User(email=f"{tag}-owner-{i}@example.com") for i in range(OWNERS)])
     workspaces = Workspace.objects.bulk_create(
-        [Workspace(name=f"bench workspace {i}", owner=owners[i % OWNERS]) for i in range(WORKSPACES)]
+        [Workspace(name=f"{tag} workspace {i}", owner=owners[i % OWNERS]) for i in range(WORKSPACES)]
     )
     Membership.objects.bulk_create([Membership(workspace=w, user=caller, role="editor") for w in workspaces])
-    agents = Agent.objects.bulk_create(
+    shared = agents - OWN_AGENTS
+    made = Agent.objects.bulk_create(
         [
-            Agent(name=f"bench-agent-{i}", owner=owners[i % OWNERS], status="running", node="bench",
-                  container_id=f"{i:064x}", container_name=f"fleet-bench-{i}", gateway_host_port=19000 + i % 1000)
-            for i in range(AGENTS)
+            Agent(name=f"{tag}-agent-{i}", owner=owners[i % OWNERS], status="running", node="bench",
+                  container_id=f"{i:064x}", container_name=f"fleet-{tag}-{i}", gateway_host_port=19000 + i % 1000)
+            for i in range(shared)
         ]
-        + [Agent(name=f"bench-own-{i}", owner=caller, status="stopped") for i in range(OWN_AGENTS)]
+        + [Agent(name=f"{tag}-own-{i}", owner=caller, status="stopped") for i in range(OWN_AGENTS)]
     )
     assignments = []
-    for i, agent in enumerate(agents[:AGENTS]):
+    for i, agent in enumerate(made[:shared]):
         assignments.append(WorkspaceAgent(workspace=workspaces[i % WORKSPACES], agent=agent))
         if i % 3 == 0:
             assignments.append(WorkspaceAgent(workspace=workspaces[(i + 7) % WORKSPACES], agent=agent))
     WorkspaceAgent.objects.bulk_create(assignments)
-    return caller
+    return caller, made, workspaces
 
 
 def main() -> None:
@@ -61,7 +65,7 @@ def main() -> None:
     from bench import measure, report
     from fleet.api.principal import Principal
 
-    caller = _fixtures()
+    caller, _, _ = fleet_create()
     client = Client(HTTP_AUTHORIZATION=f"Bearer {session_token_issue(user=caller)}")
 
     def fetch():

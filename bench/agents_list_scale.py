@@ -27,40 +27,9 @@ from __future__ import annotations
 import statistics
 import time
 
-WORKSPACES = 50
-OWNERS = 20
-OWN_AGENTS = 50
+from bench.agents_list import fleet_create
+
 SIZES = (1_050, 10_000)
-
-
-def _fixtures(size: int):
-    from accounts.models import User
-    from agents.models import Agent, WorkspaceAgent
-    from workspaces.models import Membership, Workspace
-
-    tag = f"scale{size}"
-    caller = User.objects.create_user(f"{tag}-caller@example.com")
-    owners = User.objects.bulk_create([User(email=f"{tag}-owner-{i}@example.com") for i in range(OWNERS)])
-    workspaces = Workspace.objects.bulk_create(
-        [Workspace(name=f"{tag} workspace {i}", owner=owners[i % OWNERS]) for i in range(WORKSPACES)]
-    )
-    Membership.objects.bulk_create([Membership(workspace=w, user=caller, role="editor") for w in workspaces])
-    shared = size - OWN_AGENTS
-    agents = Agent.objects.bulk_create(
-        [
-            Agent(name=f"{tag}-agent-{i}", owner=owners[i % OWNERS], status="running", node="bench",
-                  container_id=f"{i:064x}", container_name=f"fleet-{tag}-{i}", gateway_host_port=19000 + i % 1000)
-            for i in range(shared)
-        ]
-        + [Agent(name=f"{tag}-own-{i}", owner=caller, status="stopped") for i in range(OWN_AGENTS)]
-    )
-    assignments = []
-    for i, agent in enumerate(agents[:shared]):
-        assignments.append(WorkspaceAgent(workspace=workspaces[i % WORKSPACES], agent=agent))
-        if i % 3 == 0:
-            assignments.append(WorkspaceAgent(workspace=workspaces[(i + 7) % WORKSPACES], agent=agent))
-    WorkspaceAgent.objects.bulk_create(assignments)
-    return caller, agents, workspaces
 
 
 def _timed(fetch, before, *, repeat: int) -> dict:
@@ -99,7 +68,7 @@ def main() -> None:
     from workspaces.models import Workspace
 
     for size in SIZES:
-        caller, agents, workspaces = _fixtures(size)
+        caller, agents, workspaces = fleet_create(agents=size, tag=f"scale{size}")
         client = Client(HTTP_AUTHORIZATION=f"Bearer {session_token_issue(user=caller)}")
 
         def fetch(client=client):

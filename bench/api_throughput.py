@@ -140,9 +140,9 @@ def main() -> None:
     from accounts.tokens import session_token_issue
     from agents.models import Agent, Status
     from bench import measure, report
-    from bench.agents_list import _fixtures
+    from bench.agents_list import fleet_create
 
-    caller = _fixtures()
+    caller, _, _ = fleet_create()
     stopped = Agent.objects.filter(owner=caller).order_by("created_at").first()
     running = Agent.objects.filter(status=Status.RUNNING).exclude(container_id="").order_by("created_at").first()
     token = session_token_issue(user=caller)

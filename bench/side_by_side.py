@@ -140,9 +140,9 @@ def main() -> None:
 
     from accounts.tokens import session_token_issue
     from agents.models import Agent
-    from bench.agents_list import _fixtures
+    from bench.agents_list import fleet_create
 
-    caller = _fixtures()
+    caller, _, _ = fleet_create()
     stopped = Agent.objects.filter(owner=caller, status="stopped").order_by("created_at").first()
     bearer = {"Authorization": f"Bearer {session_token_issue(user=caller)}"}
     database = connection.settings_dict["NAME"]

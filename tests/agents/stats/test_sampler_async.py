@@ -7,32 +7,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from dataclasses import dataclass
 
-from agents.backends.base import BackendError, BackendUnreachable, StatsSnapshot
+from agents.backends.base import BackendError, BackendUnreachable
 from agents.stats.sampler import Limits
 from agents.stats.sampler_async import collect_async
-
-
-@dataclass(frozen=True)
-class Workload:
-    pk: int
-    lane: str
-
-
-def snapshot(value: float = 1.0) -> StatsSnapshot:
-    return StatsSnapshot(value, value, 512.0, value, 0.0, 0.0, 0.0, 0.0, 3, 10.0, True)
-
-
-def fleet(**lanes: int) -> list[Workload]:
-    agents = []
-    for lane, count in lanes.items():
-        agents += [Workload(len(agents) + n, lane) for n in range(count)]
-    return agents
-
-
-def lane_of(agent: Workload) -> str:
-    return agent.lane
+from tests.agents.stats.workloads import fleet, lane_of, snapshot
 
 
 def run(agents, reads, limits=Limits()):  # noqa: B008 - a frozen dataclass

@@ -6,35 +6,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
 
 import pytest
 
-from agents.backends.base import BackendError, BackendUnreachable, StatsSnapshot
+from agents.backends.base import BackendError, BackendUnreachable
 from agents.stats.sampler import Limits, collect
-
-
-@dataclass(frozen=True)
-class Workload:
-    pk: int
-    lane: str
-
-
-def snapshot(value: float = 1.0) -> StatsSnapshot:
-    return StatsSnapshot(value, value, 512.0, value, 0.0, 0.0, 0.0, 0.0, 3, 10.0, True)
-
-
-def fleet(**lanes: int) -> list[Workload]:
-    agents, n = [], 0
-    for lane, count in lanes.items():
-        for _ in range(count):
-            agents.append(Workload(n, lane))
-            n += 1
-    return agents
-
-
-def lane_of(agent: Workload) -> str:
-    return agent.lane
+from tests.agents.stats.workloads import fleet, lane_of, snapshot
 
 
 @pytest.fixture
