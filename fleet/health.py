@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import redis
 from django.conf import settings
@@ -50,9 +49,23 @@ def check_database() -> str:
         return ERROR
 
 
-@lru_cache(maxsize=4)
+_redis_clients: dict[str, redis.Redis] = {}  # by URL: the check's connection, kept between checks
+
+
 def _redis_client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, socket_connect_timeout=TIMEOUT_SECONDS, socket_timeout=TIMEOUT_SECONDS)
+    client = _redis_clients.get(url)
+    if client is None:
+        client = redis.Redis.from_url(url, socket_connect_timeout=TIMEOUT_SECONDS, socket_timeout=TIMEOUT_SECONDS)
+        _redis_clients[url] = client
+    return client
+
+
+def health_connections_close() -> None:
+    """Close the Redis check's connections (the web server's master does before it forks its
+    workers: a socket shared across a fork answers two processes)."""
+    for client in _redis_clients.values():
+        client.connection_pool.disconnect()
+    _redis_clients.clear()
 
 
 def check_redis() -> str:

@@ -63,8 +63,12 @@ def forget_dead_workers() -> None:
 
 # Requests the master answers once before it forks, without credentials: what every worker
 # would otherwise build for itself on its first requests (templates, DRF's negotiation and
-# renderers, the error handling) is built once and shared. None of them reads the database.
-WARM_UP_PATHS = ("/", "/api/auth/me", "/api/agents", "/admin/login/")
+# renderers, the error handling) is built once and shared. /api/health opens the database and
+# Redis and runs every check, as a load balancer's first probe of each worker would: what a
+# first connection sets up (psycopg's types, the backend's features, the Redis client) is then
+# built once too (about 4 MB of the server's PSS, docs/performance.md). With the database or
+# Redis down it answers 503 and the workers set them up for themselves, as before.
+WARM_UP_PATHS = ("/", "/api/auth/me", "/api/agents", "/admin/login/", "/api/health")
 
 
 def preload_application() -> None:
@@ -79,6 +83,7 @@ def preload_application() -> None:
     from django.urls import get_resolver
 
     from fleet.asgi import django_application
+    from fleet.health import health_connections_close
 
     get_resolver().url_patterns  # noqa: B018 - imports every URLconf, view and serializer
     # Through Django's WSGI handler directly: the edge's Django thread must not start before
@@ -86,8 +91,20 @@ def preload_application() -> None:
     _warm_up(django_application)
     connections.close_all()
     caches.close_all()
+    for cache in caches.all(initialized_only=True):
+        _redis_pools_disconnect(cache)
+    health_connections_close()
     gc.collect()
     gc.freeze()
+
+
+def _redis_pools_disconnect(cache) -> None:
+    """Django's Redis cache keeps its connection pools for the life of the process (its close()
+    is the base class's, which does nothing): disconnect them, or the workers would inherit the
+    master's sockets."""
+    client = vars(cache).get("_cache")  # RedisCache's client, made on first use
+    for pool in getattr(client, "_pools", {}).values():
+        pool.disconnect()
 
 
 def _warm_up(application) -> None:

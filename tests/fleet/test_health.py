@@ -145,3 +145,18 @@ def test_a_warning_that_fails_is_logged_and_left_out(api_client, caplog):
 
     assert body["warnings"] == []
     assert "the exploding warning could not be worked out" in caplog.text
+
+
+def test_closing_the_checks_connections_leaves_no_socket_and_the_next_check_reconnects(api_client, redis_configured):
+    from fleet import health
+
+    assert api_client.get("/api/health").json()["checks"]["redis"] == "ok"
+    client = health._redis_client(os.environ["REDIS_URL"])  # held: only a disconnect closes its socket
+    pool = client.connection_pool
+    connections = [*pool._available_connections]
+    assert [c for c in connections if c._sock is not None]  # the check's connection, kept for the next one
+
+    health.health_connections_close()
+
+    assert not pool._in_use_connections and all(c._sock is None for c in connections)
+    assert api_client.get("/api/health").json()["checks"]["redis"] == "ok"
