@@ -67,3 +67,63 @@ def test_the_master_loads_every_view_and_keeps_no_connection_to_share_with_its_f
 
     assert probe.stdout.split() == ["0", "True", "True", "True"]
     assert not [line for line in probe.stderr.splitlines() if any(path in line for path in web.WARM_UP_PATHS[1:])]
+
+
+def test_granians_workers_keep_the_logging_the_master_set_up(monkeypatch):
+    """A granian that no longer re-runs its set-up under this name in its workers fails here:
+    the memory this saves (docs/performance.md) would be lost unseen."""
+    import granian.log
+    import granian.server.common as granian_master
+    import granian.server.mp as granian_workers
+
+    monkeypatch.setattr(granian_workers, "configure_logging", granian.log.configure_logging)
+
+    web.keep_the_masters_logging()
+
+    assert granian_workers.configure_logging is web._logging_inherited
+    assert granian_master.configure_logging is granian.log.configure_logging  # the master still sets it up
+
+
+def test_the_workers_log_requests_and_djangos_warnings_as_the_master_set_them_up(tmp_path):
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    from tests.support import free_loopback_port, wait_until
+
+    root = Path(__file__).resolve().parents[2]
+    port = free_loopback_port()
+    procfile_web = next(line for line in (root / "Procfile").read_text().splitlines() if line.startswith("web:"))
+    settings = f"BIND_ADDRESS=127.0.0.1 PORT={port} FLEET_PORT={port} WEB_CONCURRENCY=2"
+    command = f"PATH={Path(sys.executable).parent}:$PATH {settings}; {procfile_web.removeprefix('web:')}"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"), "DEBUG": "true"}
+    log = tmp_path / "web.log"
+
+    def answered(path: str) -> int | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+        except OSError:
+            return None
+
+    with log.open("wb") as output:
+        server = subprocess.Popen(["/bin/sh", "-c", command], cwd=root, env=env,
+                                  stdout=output, stderr=subprocess.STDOUT)
+        try:
+            wait_until(lambda: answered("/api/health") is not None or server.poll() is not None,
+                       timeout=60, interval=0.2)
+            assert server.poll() is None, log.read_text()[-2000:]
+            statuses = {answered(f"/api/no-such-route-{n}") for n in range(6)}  # fresh connections: both workers
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+    text = log.read_text()
+    assert statuses == {404}
+    for n in range(6):
+        assert f'"GET /api/no-such-route-{n} HTTP/1.1" 404' in text  # granian's access log
+        assert f"Not Found: /api/no-such-route-{n}" in text  # Django's request logger
