@@ -67,7 +67,8 @@ def forget_dead_workers() -> None:
 # Redis and runs every check, as a load balancer's first probe of each worker would: what a
 # first connection sets up (psycopg's types, the backend's features, the Redis client) is then
 # built once too (about 4 MB of the server's PSS, docs/performance.md). With the database or
-# Redis down it answers 503 and the workers set them up for themselves, as before.
+# Redis down it answers 503 and the workers set them up for themselves, as before (one that does
+# not answer at all holds the start as long as it would have held each worker's first request).
 WARM_UP_PATHS = ("/", "/api/auth/me", "/api/agents", "/admin/login/", "/api/health")
 
 
@@ -149,8 +150,9 @@ def keep_the_masters_logging() -> None:
     worker it forks, with the same arguments: logging.config.dictConfig once more, which writes
     to every logger and handler the application made and so copies about 3 MB of the master's
     pages into each worker, and the master keeps its own copy (docs/performance.md). A forked
-    worker inherits the master's set-up as it is, so the workers skip theirs. Only granian's own
-    function is replaced: a granian that names it otherwise is left as it is."""
+    worker inherits the master's set-up as it is, so the workers skip theirs (a worker started
+    by spawning, where fork is not the start method, imports granian afresh and sets its own).
+    Only granian's own function is replaced: a granian that names it otherwise is left as is."""
     import granian.log
     import granian.server.mp as granian_workers
 
