@@ -145,25 +145,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def keep_the_masters_logging() -> None:
-    """granian sets its logging up in the master (its server's constructor), then again in every
-    worker it forks, with the same arguments: logging.config.dictConfig once more, which writes
-    to every logger and handler the application made and so copies about 3 MB of the master's
-    pages into each worker, and the master keeps its own copy (docs/performance.md). A forked
-    worker inherits the master's set-up as it is, so the workers skip theirs (a worker started
-    by spawning, where fork is not the start method, imports granian afresh and sets its own).
-    Only granian's own function is replaced: a granian that names it otherwise is left as is."""
-    import granian.log
-    import granian.server.mp as granian_workers
-
-    if granian_workers.configure_logging is granian.log.configure_logging:
-        granian_workers.configure_logging = _logging_inherited
-
-
-def _logging_inherited(level, config=None, enabled=True) -> None:
-    """In a forked worker: the master's logging, set up with these same arguments, is in place."""
-
-
 def record_bind_address(argv: list[str]) -> None:
     """BIND_ADDRESS as the workers will see it: the `--host` given (the Procfile passes
     BIND_ADDRESS itself), so the application's warning about bridged agents that cannot reach
@@ -180,7 +161,6 @@ def main(argv: list[str]) -> None:
     record_bind_address(argv)
     preload_application()
     prepare_metrics_dir()  # again: the warm-up's requests are not the server's to count
-    keep_the_masters_logging()
     from granian.cli import cli
 
     cli.main(args=[*DEFAULTS, *argv, APPLICATION], prog_name="granian")

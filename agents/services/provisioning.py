@@ -76,7 +76,7 @@ class StartDeferred:
     seconds: float
 
 
-def _start_deferred(agent_id) -> StartDeferred | None:
+def start_deferral(agent_id) -> StartDeferred | None:
     """StartDeferred when the agent is still queued and its target has no start free."""
     limit = settings.AGENT_STARTS_PER_TARGET
     if limit <= 0:
@@ -227,7 +227,7 @@ def agent_provision(*, agent_id, job_id: str | None = None) -> float | StartDefe
     job runs again later), or None when the deploy is over or not this job's."""
 
     def step() -> float | StartDeferred | None:
-        deferred = _start_deferred(agent_id)
+        deferred = start_deferral(agent_id)
         if deferred is not None:
             return deferred
         agent = _claim(agent_id, job_id)

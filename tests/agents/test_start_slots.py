@@ -14,6 +14,7 @@ from agents.services.provisioning import (
     START_DEFERRAL_SECONDS,
     StartDeferred,
     agent_provision,
+    start_deferral,
 )
 from agents.tasks import provision_agent
 from tests.factories.agents import AgentFactory
@@ -67,44 +68,31 @@ def test_the_job_of_a_deferred_deploy_is_published_again_after_the_wait(two_star
     assert START_DEFERRAL_SECONDS <= countdown <= START_DEFERRAL_SECONDS + START_DEFERRAL_JITTER_SECONDS
 
 
-def test_a_start_that_ended_frees_its_slot(two_starts, user, monkeypatch):
+def test_a_start_that_ended_frees_its_slot(two_starts, user):
     first, _ = _starting(user, 2)
     waiting = _queued(user)
-    assert isinstance(agent_provision(agent_id=waiting.pk), StartDeferred)
+    assert isinstance(start_deferral(waiting.pk), StartDeferred)
+
     Agent.objects.filter(pk=first.pk).update(status="running")
-    claimed = []
-    monkeypatch.setattr("agents.services.provisioning._claim", lambda agent_id, job_id: claimed.append(agent_id))
 
-    assert agent_provision(agent_id=waiting.pk) is None  # claimed (the stand-in claim ends the step there)
-    assert claimed == [waiting.pk]
+    assert start_deferral(waiting.pk) is None  # the job goes on to claim the deploy
 
 
-def test_starts_on_another_target_do_not_hold_a_deploy(two_starts, user, monkeypatch):
+def test_starts_on_another_target_do_not_hold_a_deploy(two_starts, user):
     _starting(user, 2, target="remote:elsewhere")
-    waiting = _queued(user)
-    claimed = []
-    monkeypatch.setattr("agents.services.provisioning._claim", lambda agent_id, job_id: claimed.append(agent_id))
 
-    assert agent_provision(agent_id=waiting.pk) is None
-    assert claimed == [waiting.pk]
+    assert start_deferral(_queued(user).pk) is None
 
 
-def test_no_bound_when_the_setting_is_zero(settings, user, monkeypatch):
+def test_no_bound_when_the_setting_is_zero(settings, user):
     settings.AGENT_STARTS_PER_TARGET = 0
     _starting(user, 20)
-    waiting = _queued(user)
-    claimed = []
-    monkeypatch.setattr("agents.services.provisioning._claim", lambda agent_id, job_id: claimed.append(agent_id))
 
-    assert agent_provision(agent_id=waiting.pk) is None
-    assert claimed == [waiting.pk]
+    assert start_deferral(_queued(user).pk) is None
 
 
-def test_a_deploy_already_deploying_keeps_its_start(two_starts, user, monkeypatch):
+def test_a_deploy_already_deploying_keeps_its_start(two_starts, user):
     # A redelivered or retried job of a deploy that holds a slot is never deferred by itself.
     mine, _ = _starting(user, 2)
-    claimed = []
-    monkeypatch.setattr("agents.services.provisioning._claim", lambda agent_id, job_id: claimed.append(agent_id))
 
-    assert agent_provision(agent_id=mine.pk) is None
-    assert claimed == [mine.pk]
+    assert start_deferral(mine.pk) is None

@@ -69,21 +69,6 @@ def test_the_master_loads_every_view_and_keeps_no_connection_to_share_with_its_f
     assert not [line for line in probe.stderr.splitlines() if any(path in line for path in web.WARM_UP_PATHS[1:])]
 
 
-def test_granians_workers_keep_the_logging_the_master_set_up(monkeypatch):
-    """A granian that no longer re-runs its set-up under this name in its workers fails here:
-    the memory this saves (docs/performance.md) would be lost unseen."""
-    import granian.log
-    import granian.server.common as granian_master
-    import granian.server.mp as granian_workers
-
-    monkeypatch.setattr(granian_workers, "configure_logging", granian.log.configure_logging)
-
-    web.keep_the_masters_logging()
-
-    assert granian_workers.configure_logging is web._logging_inherited
-    assert granian_master.configure_logging is granian.log.configure_logging  # the master still sets it up
-
-
 def test_the_workers_log_requests_and_djangos_warnings_as_the_master_set_them_up(tmp_path):
     import subprocess
     import sys
