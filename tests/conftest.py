@@ -15,7 +15,7 @@ from tests.support import Clock, Tenancy, client_for, free_loopback_port, frozen
 # fake_model (an OpenAI-compatible model on loopback), openclaw_runtime and hermes_runtime (the last three
 # in tests.infra.runtimes).
 pytest_plugins = ["tests.infra.http", "tests.infra.smtp", "tests.infra.celery", "tests.infra.docker",
-                  "tests.infra.runtimes", "tests.infra.kube", "tests.infra.s3",
+                  "tests.infra.runtimes", "tests.infra.kube", "tests.infra.s3", "tests.infra.migrations",
                   # Watches logs and responses for secrets all session; tests/security/test_secrets_scan.py
                   # runs last and fails the run on a finding.
                   "tests.security.secrets_scan"]

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.infra.migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,19 +18,6 @@ BEFORE = [("accounts", "0004_user_groups"), ("llm", "0001_provider_keys")]
 AFTER = [("llm", "0002_move_sandbox_keys")]
 SECRET = "nvapi-migrated-0c1d2e3f"
 CREATED = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def at_the_latest_state_afterwards():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_the_sandbox_keys_move_into_the_store_encrypted_and_back(at_the_latest_state_afterwards):

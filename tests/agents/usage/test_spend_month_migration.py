@@ -5,28 +5,14 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from tests.factories.agents import AgentFactory
+from tests.infra.migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("agents", "0017_model_routing")]
 AFTER = [("agents", "0018_agent_spend_month")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def at_the_latest_state_afterwards():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_each_agents_months_are_the_sums_of_its_days(at_the_latest_state_afterwards):
