@@ -32,7 +32,8 @@ class Reservation(models.Model):
     process died lapses at `expires_at`."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # the call's request id
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    # No index of its own: model_gw_reservation_idx starts with it (one index fewer to write per call).
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+", db_index=False)
     worst_micros = models.BigIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
