@@ -13,7 +13,7 @@ reservation released, the hour's traffic counted). The client is this process: a
 event loop.
 
 Figures (sizes by environment, defaults in brackets):
-- added latency: BENCH_MODEL_GATEWAY_CALLS [300] small non-streamed completions one at a time,
+- added latency: BENCH_MODEL_GATEWAY_CALLS [1000] small non-streamed completions one at a time,
   alternately through Fleet and straight to the fake model, on kept-alive connections: p50, p99
   and the difference (goal: under 2 ms added at p50); for the agent with its budget, then for a
   second agent without one (no lock, no reservation).
@@ -37,7 +37,7 @@ from bench import _procfs as procfs
 from bench import report
 from bench._servers import Server
 
-CALLS = int(os.environ.get("BENCH_MODEL_GATEWAY_CALLS", 300))
+CALLS = int(os.environ.get("BENCH_MODEL_GATEWAY_CALLS", 1000))
 STREAMS_TIMED = int(os.environ.get("BENCH_MODEL_GATEWAY_STREAMS_TIMED", 100))
 SECONDS = float(os.environ.get("BENCH_MODEL_GATEWAY_SECONDS", 5))
 HELD = int(os.environ.get("BENCH_MODEL_GATEWAY_HELD", 500))
@@ -73,7 +73,7 @@ async def _call(session, url: str, headers: dict, body: dict) -> float:
     async with session.post(url, json=body, headers=headers) as response:
         await response.read()
         if response.status != 200:
-            raise RuntimeError(f"{url} answered {response.status}")
+            raise RuntimeError(f"{url} answered {response.status}: {await response.text()}")
     return time.perf_counter() - started
 
 
