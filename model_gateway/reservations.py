@@ -6,7 +6,7 @@ period, the open reservations and this call, inserts the reservation when no bud
 over, and returns the budget that would (for the refusal). The lock is its own statement
 because a statement reads what was committed when it began: one that locked and summed at once
 could miss a reservation committed while it waited for the lock. On PostgreSQL BEGIN, the two
-statements and COMMIT go to the database together (pipeline mode).
+statements and COMMIT go to the database together (pipeline mode): one round trip.
 
 The lock statement also sets two settings for this transaction alone (no round trip of their own):
 - `synchronous_commit` off: a reservation is gone in seconds and lapses by itself, so its
@@ -80,19 +80,28 @@ def reserve(*, agent_id: uuid.UUID, request_id: uuid.UUID, worst_micros: int, no
 
 def _reserve_postgresql(agent_id, room: tuple[str, list], row: tuple[str, str, list]) -> tuple | None:
     """The lock, then one statement that inserts the reservation and returns `over` (no row: it
-    was inserted): BEGIN and both statements go to the database together (pipeline mode), then
-    COMMIT, two round trips in all. On a busy machine round trips are what is slow (each waits
-    for the database's process to be scheduled), more than the statements' own work. The
-    pipeline stays inside Django's transaction: psycopg waits for a pipeline's results before
-    it turns autocommit off or on, which would cost the round trips back."""
+    was inserted), BEGIN and COMMIT: all in one round trip (pipeline mode). On this kind of
+    machine round trips are what is slow (each waits for a process to wake up), more than the
+    statements' own work.
+
+    Django's transaction stays around the pipeline: psycopg waits for a pipeline's results before
+    it turns autocommit off or on, so it is entered first. When it is the outermost one, COMMIT
+    is sent with the statements and the pipeline's end waits for all of them at once (Django's
+    own commit then finds nothing open); inside a caller's transaction it is a savepoint,
+    released as usual. An error rolls back through Django: the statements after a failed one
+    are skipped, COMMIT with them."""
     (room_sql, room_params), (insert, values, values_params) = room, row
     budgets = connection.ops.quote_name(Budget._meta.db_table)
+    outermost = not connection.in_atomic_block
     with transaction.atomic(), prepared_statements(), connection.cursor() as cursor:
-        with connection.connection.pipeline():
+        raw = connection.connection
+        with connection.wrap_database_errors, raw.pipeline():  # raised at its end: as Django's errors
             cursor.execute(f"SELECT b.id FROM {budgets} b, {_LOCK_SETTINGS} WHERE b.agent_id = %s FOR UPDATE OF b",
                            [_prep("agent", agent_id)])
             cursor.execute(f"{room_sql}, inserted AS ({insert} {values}) SELECT over.id, over.spent, over.held "
                            f"FROM over", [*room_params, *values_params])
+            if outermost:
+                raw.execute("COMMIT")  # a statement, not commit(): that would wait for the results here
         return cursor.fetchone()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.utils import timezone
 
 from model_gateway.models import Reservation
@@ -62,3 +62,16 @@ def test_the_reservations_settings_end_with_its_transaction():
 
     assert (_setting("synchronous_commit"), _setting("enable_bitmapscan")) == before == ("on", "on")
     assert connection.connection.info.transaction_status == 0  # idle: committed, nothing left open
+
+
+def test_a_reservation_for_an_agent_deleted_meanwhile_fails_whole_and_leaves_the_connection_usable():
+    agent = AgentFactory()
+    make_budget(agent, limit_usd=1)
+    gone = AgentFactory.build().pk  # never stored: the reservation's agent fails its foreign key at COMMIT
+
+    with pytest.raises(IntegrityError):
+        reserve(agent_id=gone, request_id=uuid.uuid4(), worst_micros=10, now=timezone.now())
+
+    assert connection.connection.info.transaction_status == 0
+    assert _reserve(agent, 10) == 10
+    assert Reservation.objects.count() == 1
