@@ -84,16 +84,26 @@ class CompiledRows:
                 compiled = self._compiled.get(alias) or self._compiled.setdefault(alias, self._compile(alias))
         return compiled
 
-    def rows(self, *arguments) -> list[tuple]:
-        """The rows for `arguments` (in the order the build function takes them), converted."""
+    def statement(self, *arguments) -> tuple[str, list]:
+        """(sql, parameters) for `arguments`: to run with other statements (a pipeline); its rows
+        then go through `converted`."""
         compiled = self._for(connection.alias)
         params = list(compiled.params)
         for index, argument, as_hex in compiled.slots:
             params[index] = arguments[argument].hex if as_hex else arguments[argument]
+        return compiled.sql, params
+
+    def converted(self, rows: list[tuple]) -> list[tuple]:
+        """`rows` of this query as the ORM would convert them."""
+        converters = self._for(connection.alias).converters
+        return [_converted(row, converters) for row in rows] if converters else rows
+
+    def rows(self, *arguments) -> list[tuple]:
+        """The rows for `arguments` (in the order the build function takes them), converted."""
+        sql, params = self.statement(*arguments)
         with prepared_statements(), connection.cursor() as cursor:
-            cursor.execute(compiled.sql, params)
-            rows = cursor.fetchall()
-        return [_converted(row, compiled.converters) for row in rows] if compiled.converters else rows
+            cursor.execute(sql, params)
+            return self.converted(cursor.fetchall())
 
 
 def _converted(row: tuple, converters: dict) -> tuple:
