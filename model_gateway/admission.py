@@ -15,14 +15,10 @@ read in one statement compiled once per process: this runs before every call.
 from __future__ import annotations
 
 import logging
-import math
-import time
 import uuid
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 import orjson
-from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -34,15 +30,16 @@ from agents.llm_model.choice import ModelChoice, default_choice
 from agents.llm_model.runtime import OPENAI_COMPATIBLE_PATH
 from agents.models import IN_FLIGHT, SERVING, Agent, Budget, ModelRouting
 from agents.models.money import micros_to_usd
-from agents.rates.book import RateBook
 from fleet.api.throttling import CACHE_AWAY
 from fleet.compiled_query import CompiledRows
-from fleet.errors import InvalidCredentials, InvalidRequest
+from fleet.errors import InvalidCredentials
 from llm import providers
 from llm.models import ProviderKey
 from llm.selectors import base_url_of
 
 from . import limits
+from .ahead import Ahead, forget, release, remember, reserve_ahead
+from .calls import call_body, output_bound, worst_case_micros
 from .errors import (
     AgentNotServing,
     BudgetWouldExceed,
@@ -58,7 +55,6 @@ from .wire import Route
 
 logger = logging.getLogger(__name__)
 
-MAX_MODEL_NAME = 200
 # Request headers a provider reads that the gateway passes on (the rest, credentials included, stay).
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 
@@ -107,7 +103,11 @@ _caller_rows = CompiledRows(lambda digest: Agent.objects.filter(usage_token_dige
 def caller_of_token(token: str) -> Caller:
     """The agent whose own token this is (its digest is indexed), with its model, key, limits and
     whether it has budgets; 401 for any other token."""
-    rows = _caller_rows.rows(usage_token_digest(token)) if token else []
+    return _caller(_caller_rows.rows(usage_token_digest(token)) if token else [])
+
+
+def _caller(rows: list[tuple]) -> Caller:
+    """The Caller of `_caller_rows`' converted rows; 401 when there are none."""
     if not rows:
         raise InvalidCredentials("The agent token is invalid.")
     (agent_id, status, routing, model, fallbacks, key_id, provider, base_url, api_key,
@@ -123,45 +123,12 @@ def caller_of_token(token: str) -> Caller:
     return Caller(agent_id, status, routing, choice, rules, has_budgets)
 
 
-def _routed_caller(token: str) -> Caller:
-    caller = caller_of_token(token)
+def _routed(caller: Caller) -> Caller:
     if caller.model_routing != ModelRouting.GATEWAY:
         raise GatewayNotEnabled()
     if caller.status not in (*SERVING, *IN_FLIGHT):
         raise AgentNotServing(f"The agent is {caller.status}.")
     return caller
-
-
-def _body(raw: bytes) -> dict:
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise InvalidRequest("The body must be a JSON object.") from None
-    if not isinstance(body, dict):
-        raise InvalidRequest("The body must be a JSON object.")
-    model = body.get("model")
-    if not isinstance(model, str) or not model.strip() or len(model) > MAX_MODEL_NAME:
-        raise InvalidRequest("`model` must name a model (at most 200 characters).")
-    return body
-
-
-def _whole(body: dict, name: str) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidRequest(f"`{name}` must be a positive whole number.")
-    return value
-
-
-def _output_bound(route: Route, body: dict) -> int:
-    """The most output tokens the call can produce: the largest bound the body names (set to the
-    default when it names none), times the choices it asks for (`n`)."""
-    given = [value for name in route.output_limit if (value := _whole(body, name)) is not None]
-    if not given:
-        body[route.output_limit[0]] = settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS
-        given = [settings.MODEL_GATEWAY_DEFAULT_MAX_TOKENS]
-    return max(given) * (_whole(body, "n") or 1)
 
 
 def upstream_url(route: Route, key) -> str:
@@ -188,16 +155,27 @@ def _headers(key, sent: dict) -> dict:
 
 def admit(*, route: Route, token: str, raw_body: bytes, sent_headers: dict) -> Admission:
     """Check and reserve one call (module docstring); refusals are Fleet errors, counted in the
-    agent's traffic once the agent is known."""
-    caller = _routed_caller(token)
+    agent's traffic once the agent is known. A call of a token whose last call this process
+    reserved for is reserved in the round trip that reads its caller (ahead.py)."""
+    digest = usage_token_digest(token) if token else ""
+    made = reserve_ahead(route, digest, raw_body, _caller_rows.statement(digest)) if digest else None
+    ahead = made[0] if made is not None else None
     try:
-        return _admit(caller, route, raw_body, sent_headers)
-    except Exception as exc:
-        traffic_count(agent_id=caller.agent_id, outcome=getattr(exc, "code", "error"))
+        rows = _caller_rows.converted(made[1]) if made is not None else (_caller_rows.rows(digest) if digest else [])
+        caller = _routed(_caller(rows))
+        try:
+            return _admit(caller, route, raw_body, sent_headers, digest, ahead)
+        except Exception as exc:
+            traffic_count(agent_id=caller.agent_id, outcome=getattr(exc, "code", "error"))
+            raise
+    except Exception:
+        if ahead is not None:  # refused before its budgets were looked at, or the reservation not kept
+            release(ahead)
         raise
 
 
-def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict) -> Admission:
+def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict, digest: str,
+           ahead: Ahead | None) -> Admission:
     choice, rules = caller.choice, caller.rules
     if choice is None:
         raise NoModel()
@@ -206,11 +184,11 @@ def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict) ->
         listed = tuple(rules.allowed_models) if rules is not None and rules.allowed_models else None
         return Admission(uuid.uuid4(), caller.agent_id, choice.key.provider, "", url,
                          _headers(choice.key, sent_headers), b"", 0, listed_models=listed)
-    body = _body(raw_body)
+    body = call_body(raw_body)
     model = body["model"]
     if rules is not None and rules.allowed_models and model not in rules.allowed_models:
         raise ModelNotAllowed(f"This agent may call only: {', '.join(rules.allowed_models)}.")
-    output_bound = _output_bound(route, body)
+    bound = output_bound(route, body)
     if body.get("stream") is True and route.path == "/chat/completions":
         # The provider's own figures, in the stream's last chunk.
         body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
@@ -218,9 +196,8 @@ def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict) ->
         limits.calls_take(caller.agent_id, rules.requests_per_minute)
     if rules is not None and rules.tokens_per_minute is not None:
         limits.tokens_check(caller.agent_id, rules.tokens_per_minute)
-    request_id = uuid.uuid4()
-    reserved = _reserve(caller, request_id=request_id, model=model, provider=choice.key.provider,
-                        input_bound=len(raw_body), output_bound=output_bound)
+    request_id, reserved = _reserve(caller, digest, ahead, model=model, provider=choice.key.provider,
+                                    input_bound=len(raw_body), output_bound=bound)
     return Admission(request_id, caller.agent_id, choice.key.provider, model, url, _headers(choice.key, sent_headers),
                      orjson.dumps(body), reserved,
                      counts_tokens=rules is not None and rules.tokens_per_minute is not None)
@@ -232,40 +209,29 @@ def model_list(admission: Admission) -> dict:
                                        for name in admission.listed_models or ()]}
 
 
-_book: tuple[float, RateBook] | None = None
-
-
-def _rate_book() -> RateBook:
-    """The rate book, read at most every MODEL_GATEWAY_RATE_BOOK_SECONDS by this process: a
-    call's worst case is priced without a round trip (what it is charged is priced afresh when
-    it settles)."""
-    global _book
-    now = time.monotonic()
-    if _book is None or _book[0] <= now:
-        _book = (now + settings.MODEL_GATEWAY_RATE_BOOK_SECONDS, RateBook.load())
-    return _book[1]
-
-
-def worst_case_micros(*, model: str, provider: str, input_bound: int, output_bound: int) -> int | None:
-    """The most the call can cost at today's rate (micro-dollars, rounded up); None when the
-    rate book has no price for the model (its calls are recorded at no cost)."""
-    price, _ = _rate_book().price(model=model, provider=provider, day=timezone.now().date())
-    if price is None:
-        return None
-    cost = Decimal(input_bound) * price.input_usd_per_mtok + Decimal(output_bound) * price.output_usd_per_mtok
-    return math.ceil(cost)
-
-
-def _reserve(caller: Caller, *, request_id, model: str, provider: str, input_bound: int, output_bound: int) -> int:
-    if not caller.has_budgets:
-        return 0  # no cap to keep (a budget set after the agent was read counts from the next call)
+def _reserve(caller: Caller, digest: str, ahead: Ahead | None, *, model: str, provider: str, input_bound: int,
+             output_bound: int) -> tuple[uuid.UUID, int]:
+    """The call's request id and the micros reserved for it (the reservation made ahead when it
+    is the one this call needs, else a new one); BudgetWouldExceed when it would cross a cap."""
     worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
-    if not worst:
-        return 0
+    if not caller.has_budgets or not worst:
+        # No cap to keep (a budget set after the agent was read counts from the next call).
+        if ahead is not None:
+            release(ahead)
+        if not caller.has_budgets:
+            forget(digest)
+        return uuid.uuid4(), 0
+    remember(digest, caller.agent_id, provider)
     now = timezone.now()
-    reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
+    if ahead is not None and ahead.confirms(agent_id=caller.agent_id, provider=provider, worst_micros=worst):
+        request_id, reserved = ahead.request_id, ahead.result
+    else:
+        if ahead is not None:
+            release(ahead)
+        request_id = uuid.uuid4()
+        reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
     if not isinstance(reserved, Shortfall):
-        return reserved
+        return request_id, reserved
     # Outside the reservation's transaction: the event is kept, though the call is refused.
     state = next(s for s in budget_states(now=now, agent_ids=[caller.agent_id], with_agent=True)
                  if s.budget.pk == reserved.budget_id)

@@ -6,7 +6,7 @@ period, the open reservations and this call, inserts the reservation when no bud
 over, and returns the budget that would (for the refusal). The lock is its own statement
 because a statement reads what was committed when it began: one that locked and summed at once
 could miss a reservation committed while it waited for the lock. On PostgreSQL BEGIN, the two
-statements and COMMIT go to the database together (pipeline mode): one round trip.
+statements and COMMIT go to the database together: one round trip (fleet.postgresql.pipeline).
 
 The lock statement also sets two settings for this transaction alone (no round trip of their own):
 - `synchronous_commit` off: a reservation is gone in seconds and lapses by itself, so its
@@ -35,6 +35,7 @@ from django.db import connection, transaction
 
 from agents.budgets.selectors import agent_spend_sql
 from agents.models import Budget
+from fleet.postgresql.pipeline import one_round_trip
 from fleet.postgresql.prepared import prepared_statements
 
 from .models import Reservation
@@ -63,6 +64,13 @@ def reserve(*, agent_id: uuid.UUID, request_id: uuid.UUID, worst_micros: int, no
     """The micros reserved, or the Shortfall that refuses the call. Call it for an agent with
     budgets: one whose last budget went meanwhile is reserved for all the same (nothing counts
     the row, and its settlement deletes it)."""
+    return reserve_with_read(None, agent_id=agent_id, request_id=request_id, worst_micros=worst_micros, now=now)[0]
+
+
+def reserve_with_read(read: tuple[str, list] | None, *, agent_id: uuid.UUID, request_id: uuid.UUID,
+                      worst_micros: int, now: datetime) -> tuple[int | Shortfall, list[tuple]]:
+    """`reserve`, and the rows of `read` (sql, parameters), run first in the same transaction and
+    round trip: the model gateway reads the caller with the reservation it expects to need."""
     room = _room_sql(agent_id, now, worst_micros)
     table = connection.ops.quote_name(Reservation._meta.db_table)
     expires = now + timedelta(seconds=settings.MODEL_GATEWAY_RESERVATION_SECONDS)
@@ -71,51 +79,48 @@ def reserve(*, agent_id: uuid.UUID, request_id: uuid.UUID, worst_micros: int, no
            [_prep("id", request_id), _prep("agent", agent_id), worst_micros, _prep("created_at", now),
             _prep("expires_at", expires)])
     reserve_in = _reserve_postgresql if connection.vendor == "postgresql" else _reserve_sqlite
-    over = reserve_in(agent_id, room, row)
+    over, rows = reserve_in(agent_id, room, row, read)
     if over is None:
-        return worst_micros
+        return worst_micros, rows
     budget_id, spent, held = over
-    return Shortfall(Budget._meta.pk.to_python(budget_id), int(spent), int(held))
+    return Shortfall(Budget._meta.pk.to_python(budget_id), int(spent), int(held)), rows
 
 
-def _reserve_postgresql(agent_id, room: tuple[str, list], row: tuple[str, str, list]) -> tuple | None:
-    """The lock, then one statement that inserts the reservation and returns `over` (no row: it
-    was inserted), BEGIN and COMMIT: all in one round trip (pipeline mode). On this kind of
-    machine round trips are what is slow (each waits for a process to wake up), more than the
-    statements' own work.
-
-    Django's transaction stays around the pipeline: psycopg waits for a pipeline's results before
-    it turns autocommit off or on, so it is entered first. When it is the outermost one, COMMIT
-    is sent with the statements and the pipeline's end waits for all of them at once (Django's
-    own commit then finds nothing open); inside a caller's transaction it is a savepoint,
-    released as usual. An error rolls back through Django: the statements after a failed one
-    are skipped, COMMIT with them."""
+def _reserve_postgresql(agent_id, room: tuple[str, list], row: tuple[str, str, list],
+                        read: tuple[str, list] | None) -> tuple[tuple | None, list[tuple]]:
+    """`read`, the lock, then one statement that inserts the reservation and returns `over` (no
+    row: it was inserted), in one transaction and one round trip (fleet.postgresql.pipeline): on
+    this kind of machine round trips are what is slow (each waits for a process to wake up),
+    more than the statements' own work."""
     (room_sql, room_params), (insert, values, values_params) = room, row
     budgets = connection.ops.quote_name(Budget._meta.db_table)
-    outermost = not connection.in_atomic_block
-    with transaction.atomic(), prepared_statements(), connection.cursor() as cursor:
-        raw = connection.connection
-        with connection.wrap_database_errors, raw.pipeline():  # raised at its end: as Django's errors
+    with prepared_statements(), connection.cursor() as cursor, connection.cursor() as read_cursor:
+        with one_round_trip():
+            if read is not None:
+                read_cursor.execute(*read)
             cursor.execute(f"SELECT b.id FROM {budgets} b, {_LOCK_SETTINGS} WHERE b.agent_id = %s FOR UPDATE OF b",
                            [_prep("agent", agent_id)])
             cursor.execute(f"{room_sql}, inserted AS ({insert} {values}) SELECT over.id, over.spent, over.held "
                            f"FROM over", [*room_params, *values_params])
-            if outermost:
-                raw.execute("COMMIT")  # a statement, not commit(): that would wait for the results here
-        return cursor.fetchone()
+        return cursor.fetchone(), read_cursor.fetchall() if read is not None else []
 
 
-def _reserve_sqlite(agent_id, room: tuple[str, list], row: tuple[str, str, list]) -> tuple | None:
+def _reserve_sqlite(agent_id, room: tuple[str, list], row: tuple[str, str, list],
+                    read: tuple[str, list] | None) -> tuple[tuple | None, list[tuple]]:
     """SQLite has one writer at a time (its transaction is the lock) and no INSERT in a WITH
     clause: the insert, then `over` only when nothing was inserted."""
     (room_sql, room_params), (insert, values, values_params) = room, row
     with transaction.atomic(), connection.cursor() as cursor:
+        rows = []
+        if read is not None:
+            cursor.execute(*read)
+            rows = cursor.fetchall()
         # INSERT first: SQLite's driver counts the rows of a statement that starts with it.
         cursor.execute(f"{insert} {room_sql} {values}", [*room_params, *values_params])
         if cursor.rowcount == 1:
-            return None
+            return None, rows
         cursor.execute(f"{room_sql} SELECT over.id, over.spent, over.held FROM over", room_params)
-        return cursor.fetchone()
+        return cursor.fetchone(), rows
 
 
 def _room_sql(agent_id, now: datetime, worst_micros: int) -> tuple[str, list]:
