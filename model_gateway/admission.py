@@ -4,12 +4,11 @@ goes to the provider.
 
 In order: the agent by its token (401), its routing and status (403), its model (409), the body
 (400), the model allowlist (403), the format its key's provider speaks (400), calls and tokens
-per minute (429), then the budgets (402). The reservation is the call's worst case: every byte
-of the body as an input token (a token is at least a byte of text) and the output bound
-(`max_tokens` or its equivalent, set to MODEL_GATEWAY_DEFAULT_MAX_TOKENS when the body names
-none, so the provider cannot go past it) at the model's rate, reserved under a lock on the
+per minute (429), then the budgets (402). The reservation is the call's worst case (calls.py)
+at the model's rate, reserved under a lock on the
 agent's budgets (reservations.py), so concurrent calls cannot together cross a cap. The agent is
-read in one statement compiled once per process: this runs before every call.
+read in one statement compiled once per process: this runs before every call; for a token
+whose last call this process reserved for, in the round trip that reserves (ahead.py).
 """
 
 from __future__ import annotations
