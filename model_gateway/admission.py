@@ -4,11 +4,11 @@ goes to the provider.
 
 In order: the agent by its token (401), its routing and status (403), its model (409), the body
 (400), the model allowlist (403), the format its key's provider speaks (400), calls and tokens
-per minute (429), then the budgets (402). The reservation is the call's worst case (calls.py)
-at the model's rate, reserved under a lock on the
-agent's budgets (reservations.py), so concurrent calls cannot together cross a cap. The agent is
-read in one statement compiled once per process: this runs before every call; for a token
-whose last call this process reserved for, in the round trip that reserves (ahead.py).
+per minute (429), then the budgets (402). The reservation is the call's worst case (calls.py),
+reserved under a lock on the agent's budgets (reservations.py), so concurrent calls cannot
+together cross a cap. The agent is read in one statement compiled once per process: this runs
+before every call; for a token whose last call this process reserved for, in the round trip
+that reserves (ahead.py).
 """
 
 from __future__ import annotations
