@@ -99,14 +99,21 @@ _caller_rows = CompiledRows(lambda digest: Agent.objects.filter(usage_token_dige
                             .values_list(*_CALLER_COLUMNS), str)
 
 
-def caller_of_token(token: str) -> Caller:
-    """The agent whose own token this is (its digest is indexed), with its model, key, limits and
-    whether it has budgets; 401 for any other token."""
-    return _caller(_caller_rows.rows(usage_token_digest(token)) if token else [])
+def _read_caller(route: Route, digest: str, raw_body: bytes) -> tuple[Ahead | None, list[tuple]]:
+    """The rows of the agent whose own token has this digest (indexed), and the call reserved
+    ahead with them when this process remembers the token (ahead.py)."""
+    if not digest:
+        return None, []
+    made = reserve_ahead(route, digest, raw_body, _caller_rows.statement(digest))
+    if made is None:
+        return None, _caller_rows.rows(digest)
+    ahead, rows = made
+    return ahead, _caller_rows.converted(rows)
 
 
 def _caller(rows: list[tuple]) -> Caller:
-    """The Caller of `_caller_rows`' converted rows; 401 when there are none."""
+    """The agent of `_read_caller`'s rows, with its model, key, limits and whether it has
+    budgets; 401 when there are none (any other token)."""
     if not rows:
         raise InvalidCredentials("The agent token is invalid.")
     (agent_id, status, routing, model, fallbacks, key_id, provider, base_url, api_key,
@@ -157,10 +164,8 @@ def admit(*, route: Route, token: str, raw_body: bytes, sent_headers: dict) -> A
     agent's traffic once the agent is known. A call of a token whose last call this process
     reserved for is reserved in the round trip that reads its caller (ahead.py)."""
     digest = usage_token_digest(token) if token else ""
-    made = reserve_ahead(route, digest, raw_body, _caller_rows.statement(digest)) if digest else None
-    ahead = made[0] if made is not None else None
+    ahead, rows = _read_caller(route, digest, raw_body)
     try:
-        rows = _caller_rows.converted(made[1]) if made is not None else (_caller_rows.rows(digest) if digest else [])
         caller = _routed(_caller(rows))
         try:
             return _admit(caller, route, raw_body, sent_headers, digest, ahead)

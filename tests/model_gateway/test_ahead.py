@@ -22,7 +22,7 @@ from model_gateway.reservations import reserve_with_read
 from model_gateway.wire import ROUTES
 from tests.factories.agents import make_budget
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 CHAT = ROUTES[("POST", "/chat/completions")]
 
