@@ -165,17 +165,19 @@ def admit(*, route: Route, token: str, raw_body: bytes, sent_headers: dict) -> A
     reserved for is reserved in the round trip that reads its caller (ahead.py)."""
     digest = usage_token_digest(token) if token else ""
     ahead, rows = _read_caller(route, digest, raw_body)
+    admission = None
     try:
         caller = _routed(_caller(rows))
         try:
-            return _admit(caller, route, raw_body, sent_headers, digest, ahead)
+            admission = _admit(caller, route, raw_body, sent_headers, digest, ahead)
         except Exception as exc:
             traffic_count(agent_id=caller.agent_id, outcome=getattr(exc, "code", "error"))
             raise
-    except Exception:
-        if ahead is not None:  # refused before its budgets were looked at, or the reservation not kept
+    finally:
+        # The reservation made ahead goes unless the call admitted is the one it was made for.
+        if ahead is not None and (admission is None or admission.request_id != ahead.request_id):
             release(ahead)
-        raise
+    return admission
 
 
 def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict, digest: str,
@@ -216,12 +218,11 @@ def model_list(admission: Admission) -> dict:
 def _reserve(caller: Caller, digest: str, ahead: Ahead | None, *, model: str, provider: str, input_bound: int,
              output_bound: int) -> tuple[uuid.UUID, int]:
     """The call's request id and the micros reserved for it (the reservation made ahead when it
-    is the one this call needs, else a new one); BudgetWouldExceed when it would cross a cap."""
+    is the one this call needs, else a new one: admit releases the other); BudgetWouldExceed
+    when it would cross a cap."""
     worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
     if not caller.has_budgets or not worst:
         # No cap to keep (a budget set after the agent was read counts from the next call).
-        if ahead is not None:
-            release(ahead)
         if not caller.has_budgets:
             forget(digest)
         return uuid.uuid4(), 0
@@ -230,8 +231,6 @@ def _reserve(caller: Caller, digest: str, ahead: Ahead | None, *, model: str, pr
     if ahead is not None and ahead.confirms(agent_id=caller.agent_id, provider=provider, worst_micros=worst):
         request_id, reserved = ahead.request_id, ahead.result
     else:
-        if ahead is not None:
-            release(ahead)
         request_id = uuid.uuid4()
         reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
     if not isinstance(reserved, Shortfall):

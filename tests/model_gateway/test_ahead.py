@@ -44,11 +44,11 @@ def _refusal(routed, **fields) -> str:
 
 @pytest.fixture
 def reserved_ahead(monkeypatch):
-    """How many reservations were made with the caller's read."""
+    """The request ids of the reservations made with the caller's read, in order."""
     made = []
 
     def spy(read, **kwargs):
-        made.append(read is not None)
+        made.append(kwargs["request_id"])
         return reserve_with_read(read, **kwargs)
 
     monkeypatch.setattr(ahead, "reserve_with_read", spy)
@@ -60,7 +60,7 @@ def test_the_next_call_of_an_agent_with_a_budget_is_reserved_with_its_read(route
 
     first, second = _admit(routed), _admit(routed)
 
-    assert reserved_ahead == [True]  # the first call's reservation was made after its read
+    assert reserved_ahead == [second.request_id]  # the first call's was made after its read
     assert first.reserved_micros == second.reserved_micros > 0
     assert set(Reservation.objects.values_list("pk", flat=True)) == {first.request_id, second.request_id}
 
@@ -80,7 +80,7 @@ def test_a_token_replaced_since_its_last_call_is_refused_and_holds_no_room(route
 
     assert _refusal(routed) == "invalid_credentials"
 
-    assert reserved_ahead == [True]
+    assert len(reserved_ahead) == 1
     assert list(Reservation.objects.values_list("pk", flat=True)) == [kept.request_id]
 
 
@@ -95,7 +95,7 @@ def test_a_call_refused_before_its_budgets_are_looked_at_holds_no_room(routed, r
 
     assert _refusal(routed) == code
 
-    assert reserved_ahead == [True]
+    assert len(reserved_ahead) == 1
     assert list(Reservation.objects.values_list("pk", flat=True)) == [kept.request_id]
 
 
@@ -107,7 +107,7 @@ def test_an_agent_whose_budgets_went_is_admitted_without_a_reservation_and_forgo
     assert _admit(routed).reserved_micros == 0
     assert _admit(routed).reserved_micros == 0
 
-    assert reserved_ahead == [True]  # the third call is not reserved ahead any more
+    assert len(reserved_ahead) == 1  # the third call is not reserved ahead any more
     assert list(Reservation.objects.values_list("pk", flat=True)) == [kept.request_id]
 
 
@@ -123,7 +123,7 @@ def test_a_key_of_another_provider_is_reserved_again_at_its_price(routed, reserv
 
     admitted = _admit(routed)
 
-    assert reserved_ahead == [True]
+    assert len(reserved_ahead) == 1 and reserved_ahead[0] != admitted.request_id  # not kept
     stored = Reservation.objects.get()
     assert (stored.pk, stored.worst_micros) == (admitted.request_id, admitted.reserved_micros)
     assert admitted.reserved_micros == 2 * (len(_body()) + 50 * 2)
@@ -135,6 +135,6 @@ def test_a_call_reserved_ahead_past_its_cap_is_refused_with_the_budget_event(rou
 
     assert _refusal(routed) == "budget_exceeded"
 
-    assert reserved_ahead == [True]
+    assert len(reserved_ahead) == 1
     assert list(Reservation.objects.values_list("pk", flat=True)) == [kept.request_id]
     assert Event.objects.filter(kind="agent.budget_exceeded", agent_id=routed.agent.pk).count() == 1
