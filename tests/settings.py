@@ -33,13 +33,18 @@ if _worker and os.environ.get("FLEET_TEST_REDIS_WORKER") != _worker:
 from fleet.settings import *  # noqa: E402, F403
 
 # Host ports of agents' gateways: a share of the range for each test worker, as their engine
-# tests run at the same time on one engine (tests/conftest.py's groups).
+# tests run at the same time on one engine (tests/conftest.py's groups). The top of the range is
+# left to the tests that set their own (tests/agents/backends/test_docker_ports.py: 19986 to
+# 19995), with a margin below: an agent placed at random by another test must never hold one of
+# them, nor listen next to it (a runtime may open a port or two above its gateway's).
+_FIXED_PORTS_FROM = 19980
+_low, _high = DOCKER_HOST_PORT_RANGE[0], _FIXED_PORTS_FROM - 11  # noqa: F405
 if _worker:
     _workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
-    _low, _high = DOCKER_HOST_PORT_RANGE  # noqa: F405
     _share = (_high - _low + 1) // _workers
-    _first = _low + _share * (int(_worker.removeprefix("gw")) % _workers)
-    DOCKER_HOST_PORT_RANGE = (_first, _first + _share - 1)
+    _low += _share * (int(_worker.removeprefix("gw")) % _workers)
+    _high = _low + _share - 1
+DOCKER_HOST_PORT_RANGE = (_low, _high)
 
 SESSION_COOKIE_SECURE_API = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
 # Static files straight from the apps (no collectstatic before a test run) for the servers tests
