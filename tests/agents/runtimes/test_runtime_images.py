@@ -23,7 +23,7 @@ from tests.support import wait_until
 
 pytestmark = pytest.mark.docker
 
-OPENCLAW_READY_WITHIN = 45  # seconds; measured 9-16 s on a busy 2-core machine
+OPENCLAW_READY_WITHIN = 90  # seconds; measured 9-16 s on a busy 2-core machine, 42 s and more when it ran at half speed
 LOOPBACK_IPV4, LOOPBACK_IPV6 = "0100007F", "00000000000000000000000001000000"
 
 
