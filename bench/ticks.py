@@ -34,6 +34,7 @@ class TickTimer:
         self.broker_url = broker_url
         self.ticks = ticks
         self.delays: dict[str, list[float]] = {tick.task: [] for tick in ticks}
+        self.sent: dict[str, int] = dict.fromkeys((tick.task for tick in ticks), 0)
         self.late: list[tuple[str, float]] = []  # ticks still pending at stop: (task, seconds so far)
         self._stop = threading.Event()
         self._drain_until = 0.0
@@ -57,6 +58,8 @@ class TickTimer:
         queues = sorted({tick.queue for tick in self.ticks})
         pending: dict[str, tuple[str, float]] = {}  # task id -> (task name, sent at)
         absent_once: set[str] = set()
+        # A fixed schedule, as beat keeps: the next send is one period after the last was due, not
+        # after this loop got round to it, so the cadence does not drift with the time a loop takes.
         next_send = dict.fromkeys((tick.task for tick in self.ticks), time.monotonic())
         with app.connection_for_write(self.broker_url) as conn:
             while not self._stop.is_set() or (pending and time.monotonic() < self._drain_until):
@@ -66,7 +69,8 @@ class TickTimer:
                         task_id = str(uuid.uuid4())
                         app.send_task(tick.task, queue=tick.queue, task_id=task_id, connection=conn)
                         pending[task_id] = (tick.task, time.monotonic())
-                        next_send[tick.task] = now + tick.send_every
+                        self.sent[tick.task] += 1
+                        next_send[tick.task] = max(next_send[tick.task] + tick.send_every, now)
                 waiting = b"".join([*(b"".join(broker.lrange(q, 0, -1)) for q in queues), *broker.hvals(UNACKED)])
                 for task_id in list(pending):
                     if task_id.encode() in waiting:

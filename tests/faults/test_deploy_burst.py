@@ -75,9 +75,9 @@ def test_a_burst_of_deploys_delays_no_periodic_work(tmp_path, docker_engine, doc
         per_agent = containers_of(docker_engine, ids)
         assert {agent_id: len(found) for agent_id, found in per_agent.items()} == dict.fromkeys(ids, 1)
         assert Agent.objects.filter(owner=owner).count() == BURST  # nothing lost, nothing doubled
-        for tick in TICKS:
+        for tick in TICKS:  # the timer kept its cadence; each tick done within its period, or still pending for less
             seen = delays[tick.task]
-            assert len(seen) >= burst_seconds / tick.send_every - 2, (tick.task, len(seen), burst_seconds)
+            assert timer.sent[tick.task] >= burst_seconds / tick.send_every - 1, (tick.task, timer.sent, burst_seconds)
             assert max(seen) < tick.period, (tick.task, sorted(seen)[-5:], burst_seconds)
         assert all(waited < next(t.period for t in TICKS if t.task == name) for name, waited in timer.late), timer.late
         summary = ", ".join(f"{name} {max(seen):.2f} s over {len(seen)}" for name, seen in delays.items())
