@@ -6,7 +6,8 @@ that builds a `values_list` queryset from its arguments; it is called once, with
 and the SQL, the position of each marker among the parameters and the converters the ORM would
 apply to each column (decrypting, JSON, the backend's own) are kept per database alias. Each run
 puts the real values where the markers were, executes the same SQL text (prepared once per
-connection on PostgreSQL: fleet.postgresql.prepared) and converts the rows as the ORM does.
+connection on PostgreSQL and sent in one write: fleet.postgresql.pipeline) and converts the rows
+as the ORM does.
 
     by_digest = CompiledRows(lambda digest: Agent.objects.filter(token_digest=digest).values_list("pk", "name"), str)
     rows = by_digest.rows("ab12...")
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import QuerySet
 
-from .postgresql.prepared import prepared_statements
+from .postgresql.pipeline import in_one_write
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,8 @@ class CompiledRows:
 
     def rows(self, *arguments) -> list[tuple]:
         """The rows for `arguments` (in the order the build function takes them), converted."""
-        sql, params = self.statement(*arguments)
-        with prepared_statements(), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return self.converted(cursor.fetchall())
+        (rows,) = in_one_write([self.statement(*arguments)])
+        return self.converted(rows)
 
 
 def _converted(row: tuple, converters: dict) -> tuple:

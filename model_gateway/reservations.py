@@ -6,7 +6,7 @@ period, the open reservations and this call, inserts the reservation when no bud
 over, and returns the budget that would (for the refusal). The lock is its own statement
 because a statement reads what was committed when it began: one that locked and summed at once
 could miss a reservation committed while it waited for the lock. On PostgreSQL BEGIN, the two
-statements and COMMIT go to the database together: one round trip (fleet.postgresql.pipeline).
+statements and COMMIT go to the database in one write (fleet.postgresql.pipeline).
 
 The lock statement also sets two settings for this transaction alone (no round trip of their own):
 - `synchronous_commit` off: a reservation is gone in seconds and lapses by itself, so its
@@ -20,7 +20,7 @@ The lock statement also sets two settings for this transaction alone (no round t
 
 The open reservations and the spend are read in that one statement, from one snapshot: a call
 settled meanwhile (its usage in, its reservation out, in one commit) counts once, as one or the
-other. SQL of fixed text, prepared once per connection (fleet.postgresql.prepared): this runs
+other. SQL of fixed text, prepared once per connection (fleet.postgresql.pipeline): this runs
 before every call of an agent with a budget.
 """
 
@@ -35,8 +35,7 @@ from django.db import connection, transaction
 
 from agents.budgets.selectors import agent_spend_sql
 from agents.models import Budget
-from fleet.postgresql.pipeline import one_round_trip
-from fleet.postgresql.prepared import prepared_statements
+from fleet.postgresql.pipeline import in_one_write
 
 from .models import Reservation
 
@@ -89,20 +88,17 @@ def reserve_with_read(read: tuple[str, list] | None, *, agent_id: uuid.UUID, req
 def _reserve_postgresql(agent_id, room: tuple[str, list], row: tuple[str, str, list],
                         read: tuple[str, list] | None) -> tuple[tuple | None, list[tuple]]:
     """`read`, the lock, then one statement that inserts the reservation and returns `over` (no
-    row: it was inserted), in one transaction and one round trip (fleet.postgresql.pipeline): on
-    this kind of machine round trips are what is slow (each waits for a process to wake up),
-    more than the statements' own work."""
+    row: it was inserted), in one transaction sent in one write (fleet.postgresql.pipeline): on
+    this kind of machine what is slow is each wait for a process to wake up, more than the
+    statements' own work."""
     (room_sql, room_params), (insert, values, values_params) = room, row
     budgets = connection.ops.quote_name(Budget._meta.db_table)
-    with prepared_statements(), connection.cursor() as cursor, connection.cursor() as read_cursor:
-        with one_round_trip():
-            if read is not None:
-                read_cursor.execute(*read)
-            cursor.execute(f"SELECT b.id FROM {budgets} b, {_LOCK_SETTINGS} WHERE b.agent_id = %s FOR UPDATE OF b",
-                           [_prep("agent", agent_id)])
-            cursor.execute(f"{room_sql}, inserted AS ({insert} {values}) SELECT over.id, over.spent, over.held "
-                           f"FROM over", [*room_params, *values_params])
-        return cursor.fetchone(), read_cursor.fetchall() if read is not None else []
+    lock = (f"SELECT b.id FROM {budgets} b, {_LOCK_SETTINGS} WHERE b.agent_id = %s FOR UPDATE OF b",
+            [_prep("agent", agent_id)])
+    reservation = (f"{room_sql}, inserted AS ({insert} {values}) SELECT over.id, over.spent, over.held FROM over",
+                   [*room_params, *values_params])
+    *read_rows, _, over = in_one_write([*([read] if read is not None else []), lock, reservation])
+    return (over[0] if over else None), (read_rows[0] if read_rows else [])
 
 
 def _reserve_sqlite(agent_id, room: tuple[str, list], row: tuple[str, str, list],

@@ -23,11 +23,17 @@ class DatabaseOperations(operations.DatabaseOperations):
         by name, so psycopg keeps no text of it: fleet.postgresql.prepared)."""
         query = super().last_executed_query(cursor, sql, params)
         if query is None and sql is not None:
-            try:
-                return self.compose_sql(sql, params)
-            except Exception:  # a value the client cannot quote: the SQL with its placeholders
-                return sql
+            return sql_with_values(self, sql, params)
         return query
+
+
+def sql_with_values(ops, sql: str, params) -> str:
+    """The SQL with its values quoted in, for the query log; a value the client cannot quote:
+    the SQL with its placeholders."""
+    try:
+        return ops.compose_sql(sql, params)
+    except Exception:
+        return sql
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
