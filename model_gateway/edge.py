@@ -16,8 +16,10 @@ import logging
 
 import aiohttp
 from django.conf import settings
+from django.db import close_old_connections
 
 from agents.internal_url import MODEL_GATEWAY_PATH
+from fleet.api.errors import DATABASE_AWAY, database_away
 from fleet.edge.django_thread import in_django_thread
 from fleet.edge.responses import error_answer, send_json
 from fleet.edge.router import header
@@ -90,14 +92,24 @@ async def model_gateway_app(scope, receive, send) -> None:
         if route is None:
             raise _NoSuchRoute(f"No such route: {scope['method']} {MODEL_GATEWAY_PATH}{path}.")
         sent = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers") or ()}
-        admission = await in_django_thread(admit, route=route, token=_token(scope), raw_body=raw, sent_headers=sent)
+        admission = await in_django_thread(_admitted, route=route, token=_token(scope), raw_body=raw, sent_headers=sent)
     except FleetError as error:
         await _refuse(send, wire, error)
+        return
+    except DATABASE_AWAY as exc:  # a restart or a failover: this call is not sent, the next one may be
+        await _refuse(send, wire, database_away(exc, scope["method"], scope["path"]))
         return
     if admission.listed_models is not None:
         await send_json(send, 200, model_list(admission))
         return
     await _forward(admission, route, receive, send)
+
+
+def _admitted(**call) -> Admission:
+    """`admit` with the Django thread's connection handled as a request handles it: one that
+    broke (its error seen by an earlier call) or grew old is replaced first."""
+    close_old_connections()
+    return admit(**call)
 
 
 class _NoSuchRoute(NotFound):

@@ -6,15 +6,20 @@ share one transaction: settling one call costs 3.9 ms of statements and commit, 
 together 5.3 ms (measured in-process), and on a busy process that database work is what
 competes with the calls still running. The usage is in the cost report and the budgets a tenth of a second later.
 Until a call is settled its reservation still counts against the budgets, so a cap holds
-throughout; the queue is flushed when the loop's work ends (the server stops)."""
+throughout. With the database away (a restart, a failover) the calls stay queued and are tried
+again until their reservations lapse; the queue is flushed when the loop's work ends (the
+server stops)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import weakref
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import close_old_connections, connections
+from django.utils import timezone
 
 from fleet.edge.django_thread import SyncThread
 
@@ -23,16 +28,37 @@ from .settlement import Ended, settle
 logger = logging.getLogger(__name__)
 
 SETTLE_AFTER_SECONDS = 0.1
+# With the database away, the calls stay queued and are tried again, each wait twice the last
+# up to this; a call still unsettled when its reservation lapses
+# (MODEL_GATEWAY_RESERVATION_SECONDS) is given up, with an error in the log.
+RETRY_AT_MOST_SECONDS = 5.0
 _settling = SyncThread("fleet-model-settle")
 
 
-def _settle_batch(batch: list[Ended]) -> None:
-    # As a request would: a connection that broke or grew old is replaced before and after.
+def _settle_batch(batch: list[Ended]) -> list[Ended]:
+    """The calls the database was away for. As a request would: a connection that broke or grew
+    old is replaced before and after; and once more in between, for the calls the database was
+    away for (a restart drops every connection: a new one usually works straight away)."""
     close_old_connections()
     try:
-        settle(batch)
+        left = settle(batch)
+        if left:
+            close_old_connections()
+            left = settle(left)
+        return left
     finally:
         close_old_connections()
+
+
+def _still_held(calls: list[Ended]) -> list[Ended]:
+    """The calls whose reservation has not lapsed; the others are given up."""
+    oldest = timezone.now() - timedelta(seconds=settings.MODEL_GATEWAY_RESERVATION_SECONDS)
+    held = [call for call in calls if call.at > oldest]
+    for call in calls:
+        if call.at <= oldest:
+            logger.error("Model call %s of agent %s could not be settled before its reservation lapsed: its usage "
+                         "is not recorded", call.admission.request_id, call.admission.agent_id)
+    return held
 
 
 class _Queue:
@@ -45,20 +71,32 @@ class _Queue:
         if self.drainer is None or self.drainer.done():
             self.drainer = asyncio.get_running_loop().create_task(self.drain(SETTLE_AFTER_SECONDS))
 
-    async def drain(self, after: float) -> None:
+    async def drain(self, after: float, *, keep_trying: bool = True) -> None:
+        """Settle the queue in batches until it is empty; with `keep_trying`, calls the database
+        was away for go back to the queue's head and are tried again after a longer wait."""
         # The wait comes before every batch, not only the first: calls that end while a batch
         # is settled wait for the next, or a steady flow of calls would be settled one or two
         # at a time, back to back (the settling thread never idle, each call paying the whole
         # per-batch cost).
+        wait = after
         while True:
-            await asyncio.sleep(after)
+            await asyncio.sleep(wait)
             if not self.ended:
                 return
             batch, self.ended = self.ended, []
             try:
-                await _settling.run(_settle_batch, batch)
-            except Exception:  # the database away: the reservations lapse by themselves
+                left = await _settling.run(_settle_batch, batch)
+            except Exception:
                 logger.exception("Settling %d model calls failed", len(batch))
+                left = []
+            if not left:
+                wait = after
+                continue
+            if not keep_trying:
+                logger.error("%d model calls were not settled: the database is away", len(left))
+                return
+            self.ended = [*_still_held(left), *self.ended]
+            wait = min(max(wait * 2, SETTLE_AFTER_SECONDS), RETRY_AT_MOST_SECONDS)
 
 
 _queues: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Queue
@@ -77,5 +115,5 @@ async def flush() -> None:
     (the edge's shutdown hook: model_gateway/apps.py; nothing is left holding the database)."""
     queue = _queues.get(asyncio.get_running_loop())
     if queue is not None:
-        await queue.drain(0)
+        await queue.drain(0, keep_trying=False)
         await _settling.run(connections.close_all)

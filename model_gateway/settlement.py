@@ -1,14 +1,16 @@
 """Settling calls: the provider's own figures recorded once (the call's request id is the usage
 event's, so settling twice records it once), the reservations released, the tokens counted
-against the minute's limit, the outcomes counted in the traffic. Runs in Django's thread, for
+against the minute's limit, the outcomes counted in the traffic. Runs in the settling thread, for
 many calls at once (the edge gathers the calls that ended meanwhile: settle.py), in one
-transaction; should that fail, call by call, so one bad call cannot lose the others."""
+transaction; should that fail, call by call, so one bad call cannot lose the others. Calls the
+database was away for are handed back, and settle.py tries them again."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,6 +18,7 @@ from django.utils import timezone
 from agents.models import Agent, RateSource
 from agents.usage.services import usage_ingest
 from agents.usage.validation import UsageInput
+from fleet.api.errors import DATABASE_AWAY
 
 from . import limits
 from .admission import Admission
@@ -33,24 +36,28 @@ class Ended:
     admission: Admission
     usage: Usage | None
     outcome: str
+    at: datetime = field(default_factory=timezone.now)  # when it ended: the time of its usage
 
 
 def usage_request_id(admission: Admission) -> str:
     return f"gw-{admission.request_id}"
 
 
-def settle(calls: list[Ended]) -> None:
+def settle(calls: list[Ended]) -> list[Ended]:
+    """Settle `calls`; the ones the database was away for come back, to be settled again (a
+    call settled twice is metered once). A call that fails otherwise is logged and left: its
+    reservation lapses by itself."""
     try:
         _settle(calls)
+        return []
+    except DATABASE_AWAY:  # every call would fail alike
+        return calls
     except Exception:
         if len(calls) == 1:
-            raise
+            logger.exception("Settling model call %s failed", calls[0].admission.request_id)
+            return []
         logger.exception("Settling %d model calls together failed; settling them one by one", len(calls))
-        for call in calls:
-            try:
-                _settle([call])
-            except Exception:  # the reservation lapses by itself
-                logger.exception("Settling model call %s failed", call.admission.request_id)
+    return [left for call in calls for left in settle([call])]
 
 
 def _settle(calls: list[Ended]) -> None:
@@ -62,7 +69,7 @@ def _settle(calls: list[Ended]) -> None:
             events[a.agent_id].append(UsageInput(
                 request_id=usage_request_id(a), model=a.model, provider=a.provider,
                 input_tokens=call.usage.input_tokens, output_tokens=call.usage.output_tokens, cost_usd=None,
-                occurred_at=now))
+                occurred_at=call.at))
     with transaction.atomic():
         for agent_id, agent_events in events.items():
             usage_ingest(agent=Agent(pk=agent_id), events=agent_events, now=now, counted_by=RateSource.GATEWAY)

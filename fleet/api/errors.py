@@ -110,11 +110,11 @@ def domain_error_response(error: errors.FleetError, headers: dict | None = None)
 DATABASE_AWAY = (OperationalError, InterfaceError)
 
 
-def database_away(exc: BaseException, request) -> errors.DatabaseUnavailable | None:
+def database_away(exc: BaseException, method: str, path: str) -> errors.DatabaseUnavailable | None:
     """The 503 for a database that is away, logged as a warning (an outage, not a bug)."""
     if not isinstance(exc, DATABASE_AWAY):
         return None
-    logger.warning("The database could not be reached on %s %s: %s", request.method, request.path, exc)
+    logger.warning("The database could not be reached on %s %s: %s", method, path, exc)
     return errors.DatabaseUnavailable()
 
 
@@ -122,7 +122,7 @@ def api_exception_handler(exc, context):
     """DRF exception handler: every error leaves in the one body shape."""
     request = context.get("request")
     if request is not None:
-        exc = database_away(exc, request) or exc
+        exc = database_away(exc, request.method, request.path) or exc
     # A row another request removed between this one's read and its lock (two DELETEs at once)
     # is gone, as a 404 says: never a 500.
     if isinstance(exc, (Http404, ObjectDoesNotExist)):

@@ -27,7 +27,7 @@ class ApiErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_api_request(request):
             return None
-        away = database_away(exception, request)  # outside DRF's views: a middleware's query
+        away = database_away(exception, request.method, request.path)  # outside DRF's views: a middleware's query
         if away is not None:
             return json_error(away.message, away.code, 503)
         logger.exception("Unhandled error on %s %s", request.method, request.path)

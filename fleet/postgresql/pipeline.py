@@ -29,7 +29,7 @@ from contextlib import nullcontext
 from functools import lru_cache
 from weakref import WeakKeyDictionary
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from psycopg import errors, pq
 from psycopg.adapt import PyFormat, Transformer
 
@@ -51,28 +51,29 @@ _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
 
 def in_one_write(statements: list[Statement]) -> list[list[tuple]]:
     """The rows of each statement (empty for one that returns none), in order."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block or not connection.get_autocommit():
+    db = connections[DEFAULT_DB_ALIAS]  # once: each access through `connection` looks it up again
+    if db.vendor != "postgresql" or db.in_atomic_block or not db.get_autocommit():
         return _through_a_cursor(statements)
     # What Django's cursor() does first: a connection idle too long is checked (fleet.postgresql.base).
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
+    db.close_if_health_check_failed()
+    db.ensure_connection()
     started = time.monotonic()
-    with connection.wrap_database_errors:
+    with db.wrap_database_errors:
         try:
-            return _pipelined(connection.connection, statements)
+            return _pipelined(db, statements)
         finally:
-            if connection.queries_logged:
-                _log(statements, time.monotonic() - started)
+            if db.queries_logged:
+                _log(db, statements, time.monotonic() - started)
 
 
-def _log(statements: list[Statement], duration: float) -> None:
+def _log(db, statements: list[Statement], duration: float) -> None:
     """In Django's query log (DEBUG, CaptureQueriesContext) and its SQL logger, as its cursor
     logs, the time being the whole write's."""
     for sql, params in statements:
-        shown = sql_with_values(connection.ops, sql, params)
-        connection.queries_log.append({"sql": shown, "time": f"{duration:.3f}"})
-        sql_logger.debug("(%.3f) %s; args=%s; alias=%s", duration, shown, params, connection.alias,
-                         extra={"duration": duration, "sql": shown, "params": params, "alias": connection.alias})
+        shown = sql_with_values(db.ops, sql, params)
+        db.queries_log.append({"sql": shown, "time": f"{duration:.3f}"})
+        sql_logger.debug("(%.3f) %s; args=%s; alias=%s", duration, shown, params, db.alias,
+                         extra={"duration": duration, "sql": shown, "params": params, "alias": db.alias})
 
 
 def _through_a_cursor(statements: list[Statement]) -> list[list[tuple]]:
@@ -100,7 +101,8 @@ def _numbered(sql: str) -> bytes:
     return _PLACEHOLDER.sub(number, sql).encode()
 
 
-def _pipelined(raw, statements: list[Statement]) -> list[list[tuple]]:
+def _pipelined(db, statements: list[Statement]) -> list[list[tuple]]:
+    raw = db.connection
     transformer = Transformer(raw)
     bound = []  # (name, query, values, types, formats): adapted before anything is sent
     for sql, params in statements:
@@ -133,7 +135,7 @@ def _pipelined(raw, statements: list[Statement]) -> list[list[tuple]]:
         _flush(pg)
         results = _results_to_sync(pg)
     except BaseException:
-        connection.close()  # a pipeline left half read cannot be used again
+        db.close()  # a pipeline left half read cannot be used again
         raise
     pg.exit_pipeline_mode()
     return _rows(raw, transformer, prepared, expected, results)

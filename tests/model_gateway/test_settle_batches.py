@@ -1,15 +1,19 @@
 """The edge settles ended calls in batches: each batch waits SETTLE_AFTER_SECONDS, the first and
 every one after it, so a steady flow of calls shares transactions instead of being settled one
-or two at a time back to back."""
+or two at a time back to back. With the database away the calls stay queued, tried again less
+and less often, until their reservations lapse."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from model_gateway import settle as settle_module
 from model_gateway.admission import Admission
@@ -104,3 +108,80 @@ def test_flush_settles_what_is_queued_without_waiting(batches):
 
     assert [entry["calls"] for entry in record] == [2]
     assert took < WAIT + WORK
+
+
+@pytest.fixture
+def database_away(monkeypatch):
+    """The database away for the first `away[0]` batches: each hands its calls back, as
+    _settle_batch does when it cannot reach the database; then every batch is settled."""
+    away = [0]
+    tried: list[list[uuid.UUID]] = []
+    settled: list[uuid.UUID] = []
+
+    def settle_batch(batch):
+        tried.append([call.admission.request_id for call in batch])
+        if len(tried) <= away[0]:
+            return batch
+        settled.extend(call.admission.request_id for call in batch)
+        return []
+
+    monkeypatch.setattr(settle_module, "_settle_batch", settle_batch)
+    monkeypatch.setattr(settle_module, "SETTLE_AFTER_SECONDS", WAIT)
+    monkeypatch.setattr(settle_module, "RETRY_AT_MOST_SECONDS", 4 * WAIT)
+    return away, tried, settled
+
+
+def test_with_the_database_away_the_calls_stay_queued_and_are_settled_once_it_answers(database_away):
+    away, tried, settled = database_away
+    away[0] = 4
+    first, second = _ended(), _ended()
+
+    async def scenario():
+        settle_module.settle_later(first)
+        await asyncio.sleep(WAIT / 2)
+        settle_module.settle_later(second)
+        while len(settled) < 2:
+            await asyncio.sleep(0.005)
+
+    started = time.monotonic()
+    asyncio.run(asyncio.wait_for(scenario(), timeout=5))
+    took = time.monotonic() - started
+
+    ids = [first.admission.request_id, second.admission.request_id]
+    assert tried[:4] == [ids] * 4  # the first call first, the second with it, nothing dropped
+    assert sorted(settled) == sorted(ids)
+    # Waits of 1, 2, 4, 4 then 4 WAITs: a database away is not asked ten times a second.
+    assert took >= 14 * WAIT
+
+
+def test_a_call_still_unsettled_when_its_reservation_lapses_is_given_up(database_away, settings, caplog):
+    away, tried, settled = database_away
+    away[0] = 2
+    settings.MODEL_GATEWAY_RESERVATION_SECONDS = 60
+    lapsed = dataclasses.replace(_ended(), at=timezone.now() - timedelta(seconds=61))
+    held = _ended()
+
+    async def scenario():
+        settle_module.settle_later(lapsed)
+        settle_module.settle_later(held)
+        while not settled:
+            await asyncio.sleep(0.005)
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=5))
+
+    assert settled == [held.admission.request_id]
+    assert str(lapsed.admission.request_id) in caplog.text
+
+
+def test_flush_with_the_database_away_tries_once_and_returns(database_away, caplog):
+    away, tried, settled = database_away
+    away[0] = 100
+
+    async def scenario():
+        settle_module.settle_later(_ended())
+        await settle_module.flush()
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=5))
+
+    assert len(tried) == 1 and not settled
+    assert "1 model calls were not settled" in caplog.text
