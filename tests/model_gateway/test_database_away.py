@@ -26,11 +26,17 @@ pytestmark = [pytest.mark.django_db(transaction=True),
 BODY = json.dumps({"model": "fleet-fake-1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 10})
 
 
-def _drop_the_other_connections() -> None:
-    """What a database restart does to every connection but this test's own."""
+# The server's connections carry this name (libpq reads PGAPPNAME), so that only they are dropped,
+# not those of a worker another test of this process keeps.
+SERVER_CONNECTIONS = "fleet-test-database-away"
+
+
+def _drop_the_servers_connections() -> int:
+    """What a database restart does to the server's connections."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND application_name = %s", [SERVER_CONNECTIONS])
+        return cursor.fetchone()[0]
 
 
 def _metered(agent) -> int:
@@ -43,7 +49,8 @@ def test_a_call_that_finds_its_connection_dropped_is_a_503_and_the_next_one_goes
     make_budget(budgeted.agent, limit_usd=10)
     unbudgeted = route_through_gateway(tenancy.agent(status="running", owner=tenancy.editor),
                                        base_url=fake_provider.base_url)
-    env = {"OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING"}
+    env = {"OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING",
+           "PGAPPNAME": SERVER_CONNECTIONS}
     with procfile_web_server(tmp_path, env=env) as url:
         def call(routed) -> requests.Response:
             return requests.post(f"{url}/llm/v1/chat/completions", data=BODY, timeout=30,
@@ -55,7 +62,7 @@ def test_a_call_that_finds_its_connection_dropped_is_a_503_and_the_next_one_goes
             # The worker's connections are open, the settling thread's too.
             wait_until(lambda r=routed: _metered(r.agent) == 1, timeout=10, interval=0.1)
             sent = len(fake_provider.requests)
-            _drop_the_other_connections()
+            assert _drop_the_servers_connections() == 2, name  # admission's and settlement's
             answers[name] = (call(routed), call(routed), len(fake_provider.requests) - sent)
 
         for name, (away, again, reached) in answers.items():
