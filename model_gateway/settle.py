@@ -4,11 +4,11 @@ connection: admissions, in Django's thread, never wait behind the bookkeeping of
 ended. It waits SETTLE_AFTER_SECONDS before each batch, so that the calls ending meanwhile
 share one transaction: settling one call costs 3.9 ms of statements and commit, settling 25
 together 5.3 ms (measured in-process), and on a busy process that database work is what
-competes with the calls still running. The usage is in the cost report and the budgets a tenth of a second later.
-Until a call is settled its reservation still counts against the budgets, so a cap holds
-throughout. With the database away (a restart, a failover) the calls stay queued and are tried
-again until their reservations lapse; the queue is flushed when the loop's work ends (the
-server stops)."""
+competes with the calls still running. The usage is in the cost report and the budgets a
+tenth of a second later. Until a call is settled its reservation still counts against the
+budgets, so a cap holds throughout. With the database away (a restart, a failover) the calls
+stay queued and are tried again until their reservations lapse; the queue is flushed when the
+loop's work ends (the server stops)."""
 
 from __future__ import annotations
 
@@ -53,9 +53,11 @@ def _settle_batch(batch: list[Ended]) -> list[Ended]:
 def _still_held(calls: list[Ended]) -> list[Ended]:
     """The calls whose reservation has not lapsed; the others are given up."""
     oldest = timezone.now() - timedelta(seconds=settings.MODEL_GATEWAY_RESERVATION_SECONDS)
-    held = [call for call in calls if call.at > oldest]
+    held = []
     for call in calls:
-        if call.at <= oldest:
+        if call.at > oldest:
+            held.append(call)
+        else:
             logger.error("Model call %s of agent %s could not be settled before its reservation lapsed: its usage "
                          "is not recorded", call.admission.request_id, call.admission.agent_id)
     return held

@@ -148,8 +148,8 @@ def _rows(raw, transformer, prepared: set, expected: list, results: list) -> lis
             failure = errors.error_from_result(result, encoding=raw.info.encoding)
         if answer == "rows":
             transformer.set_pgresult(result)
-            found.append(transformer.load_rows(0, result.ntuples, tuple) if result.status == pq.ExecStatus.TUPLES_OK
-                         else [])
+            answered = result.status == pq.ExecStatus.TUPLES_OK
+            found.append(transformer.load_rows(0, result.ntuples, tuple) if answered else [])
         elif answer != "frame" and result.status in _OK:
             prepared.add(answer[1])
     if failure is not None:
