@@ -16,10 +16,11 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import orjson
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from agents.budgets.selectors import budget_states
@@ -36,7 +37,7 @@ from llm import providers
 from llm.models import ProviderKey
 from llm.selectors import base_url_of
 
-from . import limits
+from . import allowances, limits
 from .ahead import Ahead, forget, release, remember, reserve_ahead
 from .calls import call_body, output_bound, worst_case_micros
 from .errors import (
@@ -73,6 +74,7 @@ class Admission:
     reserved_micros: int
     listed_models: tuple[str, ...] | None = None  # a listing answered by Fleet: the agent's allowlist
     counts_tokens: bool = False  # the agent has a tokens-per-minute limit: settling counts its tokens
+    allowance_id: uuid.UUID | None = None  # reserved against this allowance (allowances.py), not on its own
 
 
 @dataclass(frozen=True)
@@ -84,18 +86,23 @@ class Caller:
     model_routing: str
     choice: ModelChoice | None  # its own model, else the platform default
     rules: GatewayLimits | None
-    has_budgets: bool
+    budgets_changed_at: datetime | None  # the latest change of its budgets (None: it has none)
+
+    @property
+    def has_budgets(self) -> bool:
+        return self.budgets_changed_at is not None
 
 
 _CALLER_COLUMNS = (
     "pk", "status", "model_routing", "llm_model__name", "llm_model__fallbacks", "llm_model__key__pk",
     "llm_model__key__provider", "llm_model__key__base_url", "llm_model__key__api_key",
     "model_gateway_limits__pk", "model_gateway_limits__requests_per_minute",
-    "model_gateway_limits__tokens_per_minute", "model_gateway_limits__allowed_models", "has_budgets",
+    "model_gateway_limits__tokens_per_minute", "model_gateway_limits__allowed_models", "budgets_changed_at",
 )
 # Taken on every call: compiled once per process (fleet.compiled_query), one statement.
 _caller_rows = CompiledRows(lambda digest: Agent.objects.filter(usage_token_digest=digest)
-                            .annotate(has_budgets=Exists(Budget.objects.filter(agent_id=OuterRef("pk"))))
+                            .annotate(budgets_changed_at=Subquery(Budget.objects.filter(agent_id=OuterRef("pk"))
+                                                                  .order_by("-updated_at").values("updated_at")[:1]))
                             .values_list(*_CALLER_COLUMNS), str)
 
 
@@ -117,7 +124,7 @@ def _caller(rows: list[tuple]) -> Caller:
     if not rows:
         raise InvalidCredentials("The agent token is invalid.")
     (agent_id, status, routing, model, fallbacks, key_id, provider, base_url, api_key,
-     limits_id, per_minute, tokens_per_minute, allowed, has_budgets) = rows[0]
+     limits_id, per_minute, tokens_per_minute, allowed, budgets_changed_at) = rows[0]
     if model is None:
         choice = default_choice()
     else:
@@ -126,7 +133,7 @@ def _caller(rows: list[tuple]) -> Caller:
     rules = None if limits_id is None else GatewayLimits(
         agent_id=agent_id, requests_per_minute=per_minute, tokens_per_minute=tokens_per_minute,
         allowed_models=allowed or [])
-    return Caller(agent_id, status, routing, choice, rules, has_budgets)
+    return Caller(agent_id, status, routing, choice, rules, budgets_changed_at)
 
 
 def _routed(caller: Caller) -> Caller:
@@ -202,11 +209,11 @@ def _admit(caller: Caller, route: Route, raw_body: bytes, sent_headers: dict, di
         limits.calls_take(caller.agent_id, rules.requests_per_minute)
     if rules is not None and rules.tokens_per_minute is not None:
         limits.tokens_check(caller.agent_id, rules.tokens_per_minute)
-    request_id, reserved = _reserve(caller, digest, ahead, model=model, provider=choice.key.provider,
-                                    input_bound=len(raw_body), output_bound=bound)
+    request_id, reserved, allowance_id = _reserve(caller, digest, ahead, model=model, provider=choice.key.provider,
+                                                  input_bound=len(raw_body), output_bound=bound)
     return Admission(request_id, caller.agent_id, choice.key.provider, model, url, _headers(choice.key, sent_headers),
                      orjson.dumps(body), reserved,
-                     counts_tokens=rules is not None and rules.tokens_per_minute is not None)
+                     counts_tokens=rules is not None and rules.tokens_per_minute is not None, allowance_id=allowance_id)
 
 
 def model_list(admission: Admission) -> dict:
@@ -216,25 +223,33 @@ def model_list(admission: Admission) -> dict:
 
 
 def _reserve(caller: Caller, digest: str, ahead: Ahead | None, *, model: str, provider: str, input_bound: int,
-             output_bound: int) -> tuple[uuid.UUID, int]:
-    """The call's request id and the micros reserved for it (the reservation made ahead when it
-    is the one this call needs, else a new one: admit releases the other); BudgetWouldExceed
-    when it would cross a cap."""
+             output_bound: int) -> tuple[uuid.UUID, int, uuid.UUID | None]:
+    """The call's request id, the micros reserved for it and the allowance they were taken of
+    (None: reserved on its own: the reservation made ahead when it is the one this call needs,
+    else a new one; admit releases the other); BudgetWouldExceed when it would cross a cap."""
     worst = worst_case_micros(model=model, provider=provider, input_bound=input_bound, output_bound=output_bound)
     if not caller.has_budgets or not worst:
         # No cap to keep (a budget set after the agent was read counts from the next call).
         if not caller.has_budgets:
             forget(digest)
-        return uuid.uuid4(), 0
+        return uuid.uuid4(), 0, None
     remember(digest, caller.agent_id, provider)
+    allowance_id = allowances.take(caller.agent_id, caller.budgets_changed_at, worst)
+    if allowance_id is not None:
+        return uuid.uuid4(), worst, allowance_id
     now = timezone.now()
     if ahead is not None and ahead.confirms(agent_id=caller.agent_id, provider=provider, worst_micros=worst):
         request_id, reserved = ahead.request_id, ahead.result
     else:
         request_id = uuid.uuid4()
         reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
+    if isinstance(reserved, Shortfall) and allowances.give_back(caller.agent_id):
+        # This process's allowance may have held the room: it went back, the call is tried again.
+        request_id = uuid.uuid4()
+        reserved = reserve(agent_id=caller.agent_id, request_id=request_id, worst_micros=worst, now=now)
     if not isinstance(reserved, Shortfall):
-        return request_id, reserved
+        allowances.want(caller.agent_id, worst)
+        return request_id, reserved, None
     # Outside the reservation's transaction: the event is kept, though the call is refused.
     state = next(s for s in budget_states(now=now, agent_ids=[caller.agent_id], with_agent=True)
                  if s.budget.pk == reserved.budget_id)

@@ -8,7 +8,8 @@ next call with that token reads its caller and reserves in one round trip
 reservation it does not confirm (no such agent any more, no budget, another provider's price, a
 refusal before the budgets are checked) is deleted and the call is admitted as it would have
 been without it. Such a reservation only ever holds room of the agent the token named at its
-last call, and only for the moment its admission takes.
+last call, and only for the moment its admission takes. While the agent has an open allowance
+(allowances.py) that looks able to hold its call, nothing is reserved ahead: the read goes alone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from fleet.errors import InvalidRequest
 
+from . import allowances
 from .calls import call_body, output_bound, worst_case_micros
 from .models import Reservation
 from .reservations import Shortfall, reserve_with_read
@@ -53,6 +55,8 @@ def reserve_ahead(route: Route, digest: str, raw_body: bytes, read: tuple[str, l
     if remembered is None:
         return None
     agent_id, provider = remembered
+    if allowances.likely_holds(agent_id):  # nothing to reserve: its read goes alone
+        return None
     try:
         body = call_body(raw_body)
         bound = output_bound(route, body)

@@ -119,16 +119,55 @@ def _reserve_sqlite(agent_id, room: tuple[str, list], row: tuple[str, str, list]
         return cursor.fetchone(), rows
 
 
+def grant(*, agent_id: uuid.UUID, allowance_id: uuid.UUID, target_micros: int, least_micros: int,
+          now: datetime, lapses: datetime) -> tuple[int, datetime] | None:
+    """An allowance (allowances.py): one reservation row of up to `target_micros`, never more
+    than half the room the agent's tightest budget has left, and none when that half is under
+    `least_micros`. (micros granted, the budgets' latest change read under their lock), or None.
+    PostgreSQL only: elsewhere every call is reserved on its own."""
+    if connection.vendor != "postgresql":
+        return None
+    table, budgets = (connection.ops.quote_name(m._meta.db_table) for m in (Reservation, Budget))
+    with_sql, with_params = _held_and_spend_sql(agent_id, now)
+    agent = _prep("agent", agent_id)
+    lock = (f"SELECT b.id FROM {budgets} b, {_LOCK_SETTINGS} WHERE b.agent_id = %s FOR UPDATE OF b", [agent])
+    granted = (
+        (f"{with_sql}, half AS (SELECT MIN(spend.limit_micros - spend.spent - held.micros) / 2 AS micros "
+         f"FROM spend, held), inserted AS (INSERT INTO {table} (id, agent_id, worst_micros, created_at, expires_at) "
+         f"SELECT %s, %s, LEAST(half.micros, %s), %s, %s FROM half WHERE half.micros >= %s RETURNING worst_micros) "
+         f"SELECT inserted.worst_micros, (SELECT MAX(updated_at) FROM {budgets} WHERE agent_id = %s) FROM inserted"),
+        [*with_params, _prep("id", allowance_id), agent, target_micros, _prep("created_at", now),
+         _prep("expires_at", lapses), least_micros, agent])
+    _, rows = in_one_write([lock, granted])
+    return (int(rows[0][0]), rows[0][1]) if rows else None
+
+
+def hold_only(reservation_id: uuid.UUID, micros: int) -> None:
+    """An allowance's row cut down to what its calls still in flight may cost (gone at none):
+    the room it held for calls to come goes back to the agent's budgets."""
+    if micros > 0:
+        Reservation.objects.filter(pk=reservation_id).update(worst_micros=micros)
+    else:
+        Reservation.objects.filter(pk=reservation_id).delete()
+
+
+def _held_and_spend_sql(agent_id, now: datetime) -> tuple[str, list]:
+    """A WITH clause of `held`, what the agent's open reservations hold (micros), and `spend`, its
+    budgets as rows (id, spent, limit_micros, soft_threshold_pct)."""
+    table = connection.ops.quote_name(Reservation._meta.db_table)
+    spend_sql, spend_params = agent_spend_sql(agent_id=agent_id, now=now)
+    sql = (f"WITH held AS (SELECT COALESCE(SUM(worst_micros), 0) AS micros FROM {table} "
+           f"WHERE agent_id = %s AND expires_at > %s), spend AS ({spend_sql})")
+    return sql, [_prep("agent", agent_id), _prep("expires_at", now), *spend_params]
+
+
 def _room_sql(agent_id, now: datetime, worst_micros: int) -> tuple[str, list]:
     """A WITH clause whose `over` is the budget with the least room among those this call
     would cross (none: it fits): (id, spent, held)."""
-    table = connection.ops.quote_name(Reservation._meta.db_table)
-    spend_sql, spend_params = agent_spend_sql(agent_id=agent_id, now=now)
+    with_sql, with_params = _held_and_spend_sql(agent_id, now)
     sql = (
-        f"WITH held AS (SELECT COALESCE(SUM(worst_micros), 0) AS micros FROM {table} "
-        f"WHERE agent_id = %s AND expires_at > %s), spend AS ({spend_sql}), "
-        f"over AS (SELECT spend.id, spend.spent, held.micros AS held FROM spend, held "
+        f"{with_sql}, over AS (SELECT spend.id, spend.spent, held.micros AS held FROM spend, held "
         f"WHERE spend.spent + held.micros + %s > spend.limit_micros "
         f"ORDER BY spend.limit_micros - spend.spent LIMIT 1)"
     )
-    return sql, [_prep("agent", agent_id), _prep("expires_at", now), *spend_params, worst_micros]
+    return sql, [*with_params, worst_micros]

@@ -8,7 +8,9 @@ competes with the calls still running. The usage is in the cost report and the b
 tenth of a second later. Until a call is settled its reservation still counts against the
 budgets, so a cap holds throughout. With the database away (a restart, a failover) the calls
 stay queued and are tried again until their reservations lapse; the queue is flushed when the
-loop's work ends (the server stops)."""
+loop's work ends (the server stops), and the allowances this process holds are given back. The
+settling thread also grants, closes and cuts down the allowances (allowances.py): after each
+batch, and every half of ALLOWANCE_IDLE_SECONDS while one is open."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from django.utils import timezone
 
 from fleet.edge.django_thread import SyncThread
 
+from . import allowances
 from .settlement import Ended, settle
 
 logger = logging.getLogger(__name__)
@@ -38,14 +41,33 @@ _settling = SyncThread("fleet-model-settle")
 def _settle_batch(batch: list[Ended]) -> list[Ended]:
     """The calls the database was away for. As a request would: a connection that broke or grew
     old is replaced before and after; and once more in between, for the calls the database was
-    away for (a restart drops every connection: a new one usually works straight away)."""
+    away for (a restart drops every connection: a new one usually works straight away). Then
+    the allowances' rounds."""
     close_old_connections()
     try:
         left = settle(batch)
         if left:
             close_old_connections()
             left = settle(left)
+        _tend()
         return left
+    finally:
+        close_old_connections()
+
+
+def _tend(*, closing_all: bool = False) -> None:
+    """allowances.tend, its failure logged: an allowance not granted leaves calls reserved one by
+    one, one not cut down lapses with its row."""
+    try:
+        allowances.tend(closing_all=closing_all)
+    except Exception:
+        logger.exception("Tending the model gateway's allowances failed")
+
+
+def _tend_alone() -> None:
+    close_old_connections()
+    try:
+        _tend()
     finally:
         close_old_connections()
 
@@ -67,11 +89,24 @@ class _Queue:
     def __init__(self) -> None:
         self.ended: list[Ended] = []
         self.drainer: asyncio.Task | None = None
+        self.tender: asyncio.Task | None = None
 
     def add(self, call: Ended) -> None:
         self.ended.append(call)
+        loop = asyncio.get_running_loop()
         if self.drainer is None or self.drainer.done():
-            self.drainer = asyncio.get_running_loop().create_task(self.drain(SETTLE_AFTER_SECONDS))
+            self.drainer = loop.create_task(self.drain(SETTLE_AFTER_SECONDS))
+        if allowances.enabled() and (self.tender is None or self.tender.done()):
+            self.tender = loop.create_task(self.tend())
+
+    async def tend(self) -> None:
+        """The allowances' rounds while any is open or wanted, when no call ends to bring them
+        (an allowance left unused is closed within ALLOWANCE_IDLE_SECONDS and a half)."""
+        while True:
+            await asyncio.sleep(allowances.ALLOWANCE_IDLE_SECONDS / 2)
+            if not allowances.any_open():
+                return
+            await _settling.run(_tend_alone)
 
     async def drain(self, after: float, *, keep_trying: bool = True) -> None:
         """Settle the queue in batches until it is empty; with `keep_trying`, calls the database
@@ -118,4 +153,7 @@ async def flush() -> None:
     queue = _queues.get(asyncio.get_running_loop())
     if queue is not None:
         await queue.drain(0, keep_trying=False)
+        if queue.tender is not None:
+            queue.tender.cancel()
+        await _settling.run(_tend, closing_all=True)
         await _settling.run(connections.close_all)

@@ -1,5 +1,6 @@
 """Settling calls: the provider's own figures recorded once (the call's request id is the usage
-event's, so settling twice records it once), the reservations released, the tokens counted
+event's, so settling twice records it once), the reservations released (a call admitted against
+an allowance takes its worst case off the allowance's row: allowances.py), the tokens counted
 against the minute's limit, the outcomes counted in the traffic. Runs in the settling thread, for
 many calls at once (the edge gathers the calls that ended meanwhile: settle.py), in one
 transaction; should that fail, call by call, so one bad call cannot lose the others. Calls the
@@ -20,7 +21,7 @@ from agents.usage.services import usage_ingest
 from agents.usage.validation import UsageInput
 from fleet.api.errors import DATABASE_AWAY
 
-from . import limits
+from . import allowances, limits
 from .admission import Admission
 from .models import Reservation
 from .traffic import traffic_count
@@ -70,10 +71,17 @@ def _settle(calls: list[Ended]) -> None:
                 request_id=usage_request_id(a), model=a.model, provider=a.provider,
                 input_tokens=call.usage.input_tokens, output_tokens=call.usage.output_tokens, cost_usd=None,
                 occurred_at=call.at))
-    with transaction.atomic():
+    taken = Counter()  # allowance id -> the worst cases of its calls settled here
+    for call in calls:
+        if call.admission.allowance_id is not None:
+            taken[call.admission.allowance_id] += call.admission.reserved_micros
+    with allowances.settling(taken) as rows, transaction.atomic():
         for agent_id, agent_events in events.items():
             usage_ingest(agent=Agent(pk=agent_id), events=agent_events, now=now, counted_by=RateSource.GATEWAY)
-        Reservation.objects.filter(pk__in=[call.admission.request_id for call in calls]).delete()
+        Reservation.objects.filter(pk__in=[c.admission.request_id for c in calls
+                                           if c.admission.allowance_id is None]).delete()
+        for allowance_id, held in rows.items():
+            Reservation.objects.filter(pk=allowance_id).update(worst_micros=held)
         for (agent_id, outcome), count in Counter((c.admission.agent_id, c.outcome) for c in calls).items():
             traffic_count(agent_id=agent_id, outcome=outcome, at=now, count=count)
     for call in calls:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from model_gateway import allowances
 from tests.infra.fake_model import FakeModel
 
 from .support import Routed, price, route_through_gateway
@@ -16,6 +17,13 @@ def _loopback_providers(settings):
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.LLM_PROVIDER_ENDPOINTS = {}
     settings.DEFAULT_LLM_KEY = settings.DEFAULT_LLM_MODEL = ""
+
+
+@pytest.fixture(autouse=True)
+def _no_allowances_of_other_tests(monkeypatch):
+    """This process's allowances (model_gateway/allowances.py) start empty in every test."""
+    for name in ("_open", "_closed", "_wanted"):
+        monkeypatch.setattr(allowances, name, {})
 
 
 @pytest.fixture
