@@ -7,14 +7,15 @@ The provider is the tests' loopback fake model (tests/infra/fake_model.py, answe
 Fleet's web server runs as the Procfile runs it (`python -m fleet.web`) with ONE worker, so every
 call is held by the same process. One agent routed through the gateway with a saved
 `openai-compatible` key, a price (1 and 2 USD per million tokens) and a daily budget far above
-what the bench spends, so every call takes the whole path: its token, the budget lock and its
-reservation, the forward, the provider's figures read, the settlement (a usage event, the
-reservation released, the hour's traffic counted). The client is this process: aiohttp, one
+what the bench spends, so every call takes the whole path: its token, its budget (after its
+first calls, against the web process's allowance: model_gateway/allowances.py), the forward, the
+provider's figures read, the settlement (a usage event, the reservation released or taken off the
+allowance, the hour's traffic counted). The client is this process: aiohttp, one
 event loop.
 
 Figures (sizes by environment, defaults in brackets):
 - added latency: BENCH_MODEL_GATEWAY_CALLS [1000] small non-streamed completions one at a time
-  for the agent with its budget and for a second agent without one (no lock, no reservation),
+  for the agent with its budget and for a second agent without one (no reservation, no allowance),
   each followed by one straight to the fake model, the two agents in turn (not one after the
   other: the first series ran on a machine a few tenths of a millisecond slower), on
   kept-alive connections: p50, p99 and the difference (goal: under 2 ms added at p50).
