@@ -12,7 +12,6 @@ one container, none left `queued` (the reconciler, on shortened deadlines, is th
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
 import time
@@ -28,7 +27,7 @@ from agents.models import Agent, Status
 from bench.__main__ import database_url
 from tests.factories.accounts import UserFactory
 from tests.faults.stack import containers_of, private_stack, wait_for
-from tests.infra.web_server import procfile_web_server
+from tests.infra.web_server import granian_pids, procfile_web_server
 
 pytestmark = [pytest.mark.docker, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -40,14 +39,6 @@ SHORT_DEADLINES = {
 }
 RESPAWN_BOUND = 15  # seconds from the kill to a new worker answering (granian waits 3.5 s first)
 RECOVERY_BOUND = 45  # seconds from the respawn to every agent running
-
-
-def granian_pids(log: Path) -> tuple[int, dict[str, int]]:
-    """The main PID and the live PID of each worker, as granian's log tells them."""
-    text = log.read_text()
-    main = int(re.search(r"Starting granian \(main PID: (\d+)\)", text).group(1))
-    workers = dict(re.findall(r"Spawning (worker-\d+) with PID: (\d+)", text))  # the last spawn wins
-    return main, {name: int(pid) for name, pid in workers.items()}
 
 
 def _socket_inodes(pid: int) -> set[str]:

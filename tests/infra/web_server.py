@@ -41,6 +41,15 @@ def procfile_web_command() -> str:
     raise AssertionError("The Procfile has no web process.")
 
 
+def granian_pids(log: Path) -> tuple[int, dict[str, int]]:
+    """The main PID and the live PID of each worker, as granian's log (`procfile_web_server`'s
+    `tmp_path/web.log`) tells them."""
+    text = log.read_text()
+    main = int(re.search(r"Starting granian \(main PID: (\d+)\)", text).group(1))
+    workers = dict(re.findall(r"Spawning (worker-\d+) with PID: (\d+)", text))  # the last spawn wins
+    return main, {name: int(pid) for name, pid in workers.items()}
+
+
 @contextmanager
 def procfile_web_server(tmp_path: Path, *, env: dict[str, str]) -> Iterator[str]:
     """The Procfile's web process (granian) on loopback; `env` adds to the test's environment
