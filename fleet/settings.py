@@ -429,9 +429,11 @@ MODEL_GATEWAY_MAX_BODY_BYTES = env.int("MODEL_GATEWAY_MAX_BODY_BYTES", default=2
 MODEL_GATEWAY_RESERVATION_SECONDS = env.int("MODEL_GATEWAY_RESERVATION_SECONDS", default=900)
 # A web process's allowance for an agent with budgets (model_gateway/allowances.py): room for up
 # to this many calls' worst case reserved at once, its calls admitted against it in memory (0: every
-# call reserved on its own), for at most this many seconds before another is granted.
+# call reserved on its own), for at most this many seconds before another is granted, given back
+# once unused for this long.
 MODEL_GATEWAY_ALLOWANCE_CALLS = env.int("MODEL_GATEWAY_ALLOWANCE_CALLS", default=128)
 MODEL_GATEWAY_ALLOWANCE_SECONDS = env.float("MODEL_GATEWAY_ALLOWANCE_SECONDS", default=10)
+MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS = env.float("MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS", default=1)
 # How long a web process prices the gateway's reservations with the rate book it last read.
 MODEL_GATEWAY_RATE_BOOK_SECONDS = env.float("MODEL_GATEWAY_RATE_BOOK_SECONDS", default=5)
 OAUTH_STATE_TTL_SECONDS = env.int("OAUTH_STATE_TTL_SECONDS", default=600)

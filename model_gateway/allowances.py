@@ -16,7 +16,7 @@ An allowance admits for MODEL_GATEWAY_ALLOWANCE_SECONDS at most; its row lapses
 MODEL_GATEWAY_RESERVATION_SECONDS after that, so each call admitted against it is held as long
 as a call reserved on its own. It is closed sooner when its agent's budgets change (the
 caller's read shows their latest change: a new cap is never run past), when it runs low (fewer
-than two calls left), when it stood unused for ALLOWANCE_IDLE_SECONDS, or when a call of its
+than two calls left), when it stood unused for MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS, or when a call of its
 agent is refused a reservation of its own (the room it held for calls to come goes back first,
 and that call is tried again). One closed while its agent's calls keep coming (low, or past its
 time) is followed by another. A closed allowance's row is cut down to its calls in flight and
@@ -24,7 +24,7 @@ goes with the last of them.
 
 Granting, closing and cutting down run in the settling thread (settle.py), never on a call's
 path. What an allowance costs: near a cap, another web process's call can be refused while this
-one holds room it has not used, for at most ALLOWANCE_IDLE_SECONDS after this process's last
+one holds room it has not used, for at most MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS after this process's last
 call of that agent; the room so held is at most half of what was left when it was granted.
 """
 
@@ -43,7 +43,6 @@ from django.utils import timezone
 
 from .reservations import grant, hold_only
 
-ALLOWANCE_IDLE_SECONDS = 1.0
 LEAST_CALLS = 2  # an allowance that would not hold two calls is not granted, one that cannot is low
 FIRST_CALLS = 8  # the first allowance's size, in calls; doubled each time one runs low
 
@@ -176,7 +175,7 @@ def tend(*, closing_all: bool = False) -> None:
     with _lock:
         for allowance in list(_open.values()):
             low = allowance.left < allowance.worst_micros * LEAST_CALLS
-            idle = now - allowance.last_taken >= ALLOWANCE_IDLE_SECONDS
+            idle = now - allowance.last_taken >= settings.MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS
             past = now >= allowance.admits_until
             if closing_all or low or idle or past:
                 _close(allowance)

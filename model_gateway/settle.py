@@ -10,7 +10,7 @@ budgets, so a cap holds throughout. With the database away (a restart, a failove
 stay queued and are tried again until their reservations lapse; the queue is flushed when the
 loop's work ends (the server stops), and the allowances this process holds are given back. The
 settling thread also grants, closes and cuts down the allowances (allowances.py): after each
-batch, and every half of ALLOWANCE_IDLE_SECONDS while one is open."""
+batch, and every half of MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS while one is open."""
 
 from __future__ import annotations
 
@@ -101,9 +101,10 @@ class _Queue:
 
     async def tend(self) -> None:
         """The allowances' rounds while any is open or wanted, when no call ends to bring them
-        (an allowance left unused is closed within ALLOWANCE_IDLE_SECONDS and a half)."""
+        (an allowance left unused is closed within one and a half times
+        MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS)."""
         while True:
-            await asyncio.sleep(allowances.ALLOWANCE_IDLE_SECONDS / 2)
+            await asyncio.sleep(settings.MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS / 2)
             if not allowances.any_open():
                 return
             await _settling.run(_tend_alone)

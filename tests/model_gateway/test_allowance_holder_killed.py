@@ -31,7 +31,8 @@ pytestmark = [pytest.mark.django_db(transaction=True),
               pytest.mark.skipif(connection.vendor != "postgresql", reason="allowances are granted on PostgreSQL")]
 
 BODY = json.dumps({"model": "fleet-fake-1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 50})
-ADMITS_SECONDS, RESERVATION_SECONDS = 2, 3
+# Long enough to admit the calls in flight on a machine the rest of the suite slows down.
+ADMITS_SECONDS, RESERVATION_SECONDS = 6, 2
 RESPAWN_BOUND = 15  # seconds from the kill to a new worker answering (granian waits 3.5 s first)
 
 
@@ -63,6 +64,7 @@ def test_a_killed_workers_allowance_holds_its_room_until_it_lapses(tmp_path, rou
     make_budget(routed.agent, limit_usd=10)
     env = {"OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING",
            "MODEL_GATEWAY_ALLOWANCE_SECONDS": str(ADMITS_SECONDS),
+           "MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS": str(ADMITS_SECONDS),
            "MODEL_GATEWAY_RESERVATION_SECONDS": str(RESERVATION_SECONDS)}
     with procfile_web_server(tmp_path, env=env) as url:
         def call() -> int:
@@ -70,8 +72,10 @@ def test_a_killed_workers_allowance_holds_its_room_until_it_lapses(tmp_path, rou
             return answer.status_code
 
         assert call() == 200
+        # The first call settled (its own reservation gone in that commit), then its allowance granted.
         wait_until(lambda: _metered(routed.agent) == 1 and len(_rows(routed.agent)) == 1, timeout=10, interval=0.05)
         [(allowance_id, held)] = _rows(routed.agent).items()
+        assert held > 2 * len(BODY)  # several calls' worst case
         granted = time.monotonic()
         [victim] = granian_pids(tmp_path / "web.log")[1].values()
 

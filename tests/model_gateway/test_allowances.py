@@ -35,13 +35,16 @@ CHAT = ROUTES[("POST", "/chat/completions")]
 BODY = json.dumps({"model": "fleet-fake-1", "messages": [{"role": "user", "content": "hi"}],
                    "max_tokens": 50}).encode()
 WORST = len(BODY) + 50 * 2  # micros at 1 and 2 USD per million tokens (tests/model_gateway/support.py)
+IDLE_SECONDS = 4
 USED = Usage(input_tokens=20, output_tokens=10)  # 40 micros; the fake model's answer costs 180
 
 
 @pytest.fixture
 def allowance_calls(settings):
-    """The size of a first allowance, in calls."""
+    """The size of a first allowance, in calls. Allowances stay open while a test runs, however
+    slowly (the tests that close one for being idle say so)."""
     settings.MODEL_GATEWAY_ALLOWANCE_CALLS = 4 * allowances.FIRST_CALLS
+    settings.MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS = settings.MODEL_GATEWAY_ALLOWANCE_SECONDS = 600
     return allowances.FIRST_CALLS
 
 
@@ -148,12 +151,12 @@ def test_a_change_to_the_budgets_closes_the_allowance_before_its_next_call(route
     assert allowance_id not in _rows(routed.agent)
 
 
-def test_an_allowance_left_unused_goes_back_with_its_last_call(routed, allowance_calls, monkeypatch):
+def test_an_allowance_left_unused_goes_back_with_its_last_call(routed, allowance_calls, settings):
     make_budget(routed.agent, limit_usd=10)
     _granted(routed)
     [allowance_id] = _rows(routed.agent)
     in_flight = _admit(routed)
-    monkeypatch.setattr(allowances, "ALLOWANCE_IDLE_SECONDS", 0)
+    settings.MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS = 0
     allowances.tend()
     assert _rows(routed.agent) == {allowance_id: WORST}
     assert _admit(routed).allowance_id is None  # closed: the next call is reserved on its own
@@ -221,18 +224,22 @@ def test_what_is_spent_and_held_never_passes_the_cap(routed, allowance_calls):
 def test_the_web_server_admits_against_its_allowance_and_gives_it_back_when_idle(tmp_path, routed, fake_provider):
     """The Procfile's web server, one worker: after a first call, its next calls hold no
     reservation of their own while the provider holds them; their allowance goes back once the
-    calls stop."""
+    calls stop. Unused for IDLE_SECONDS it goes back: longer than the default, so that a test
+    process slowed by the rest of the suite does not see it go back before the held calls."""
     make_budget(routed.agent, limit_usd=10)
     with procfile_web_server(tmp_path, env={"OUTBOUND_ALLOWED_HOSTS": "127.0.0.1", "WEB_CONCURRENCY": "1",
-                                            "LOG_LEVEL": "WARNING"}) as url:
+                                            "LOG_LEVEL": "WARNING",
+                                            "MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS": str(IDLE_SECONDS)}) as url:
         def call() -> int:
             answer = requests.post(f"{url}/llm/v1/chat/completions", data=BODY, headers=routed.auth, timeout=30)
             return answer.status_code
 
         assert call() == 200
-        wait_until(lambda: len(_rows(routed.agent)) == 1 and _metered(routed.agent) == 1, timeout=10, interval=0.05)
+        # The first call settled, then its allowance granted (the settling thread's next step).
+        granted = allowances.FIRST_CALLS * WORST
+        wait_until(lambda: _metered(routed.agent) == 1 and list(_rows(routed.agent).values()) == [granted],
+                   timeout=10, interval=0.05)
         [(allowance_id, held)] = _rows(routed.agent).items()
-        assert held == allowances.FIRST_CALLS * WORST
 
         fake_provider.hold()
         with ThreadPoolExecutor(max_workers=3) as pool:
@@ -242,5 +249,5 @@ def test_the_web_server_admits_against_its_allowance_and_gives_it_back_when_idle
             fake_provider.release()
             assert [f.result() for f in pending] == [200] * 3
         wait_until(lambda: _metered(routed.agent) == 4, timeout=10, interval=0.05)
-        wait_until(lambda: _rows(routed.agent) == {}, timeout=5, interval=0.05)  # idle: given back
+        wait_until(lambda: _rows(routed.agent) == {}, timeout=3 * IDLE_SECONDS, interval=0.1)  # idle: given back
         assert _spent(routed.agent) == 4 * 180  # the fake model's figures: 120 in, 30 out
