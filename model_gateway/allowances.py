@@ -187,8 +187,9 @@ def tend(*, closing_all: bool = False) -> None:
     with _rows_lock:
         for allowance in cuts:
             _cut(allowance)
-    with _lock:  # gone with its row, or lapsed with it (a call never settled)
-        for allowance_id in [i for i, a in _closed.items() if not a.in_flight or now >= a.lapses_at]:
+    emptied = {a.id for a in cuts if not a.held}
+    with _lock:  # gone with its row (cut to nothing here), or lapsed with it (a call never settled)
+        for allowance_id in [i for i, a in _closed.items() if i in emptied or now >= a.lapses_at]:
             del _closed[allowance_id]
     for agent_id, (worst, calls) in wanted.items():
         if agent_id not in _open:
