@@ -29,6 +29,8 @@ from tests.factories.agents import make_budget
 from tests.infra.web_server import procfile_web_server
 from tests.support import wait_until
 
+from .support import route_through_gateway
+
 pytestmark = pytest.mark.django_db
 
 CHAT = ROUTES[("POST", "/chat/completions")]
@@ -176,6 +178,38 @@ def test_a_call_refused_the_room_its_own_allowance_holds_is_admitted_once_it_goe
     admitted = _admit(routed, big)
     assert admitted.allowance_id is None
     assert _rows(routed.agent) == {admitted.request_id: admitted.reserved_micros}
+
+
+def test_an_allowance_closed_by_a_call_while_the_rounds_cut_others_is_cut_at_the_next_round(
+        routed, allowance_calls, tenancy, fake_provider, monkeypatch):
+    """A call closes an allowance (its budgets changed) while the settling thread's round is
+    cutting another one down: the round does not take it for one cut to nothing, and the next
+    round gives its room back."""
+    other = route_through_gateway(tenancy.agent(status="running", owner=tenancy.editor),
+                                  base_url=fake_provider.base_url)
+    budgets = {r.agent.pk: make_budget(r.agent, limit_usd=10) for r in (routed, other)}
+    _granted(routed)
+    _granted(other)
+    [mine] = _rows(routed.agent)
+    [theirs] = _rows(other.agent)
+    budgets[routed.agent.pk].save()  # a change: the next call closes this allowance, its row left to the round
+    assert _admit(routed).allowance_id is None
+
+    cut = allowances._cut
+
+    def cut_while_a_call_closes_the_other(allowance):
+        if allowance.id == mine:
+            budgets[other.agent.pk].save()
+            assert _admit(other).allowance_id is None  # closed now, its row not yet cut
+        cut(allowance)
+
+    monkeypatch.setattr(allowances, "_cut", cut_while_a_call_closes_the_other)
+    allowances.tend()
+    assert mine not in _rows(routed.agent)
+    assert _rows(other.agent)[theirs] == allowance_calls * WORST and theirs in allowances._closed
+    monkeypatch.setattr(allowances, "_cut", cut)
+    allowances.tend()
+    assert theirs not in _rows(other.agent) and theirs not in allowances._closed
 
 
 def test_what_is_spent_and_held_never_passes_the_cap(routed, allowance_calls):
