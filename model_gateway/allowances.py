@@ -163,7 +163,8 @@ def _cut(allowance: Allowance) -> None:
         allowance.held = in_flight
 
 
-def any_open() -> bool:
+def anything_to_tend() -> bool:
+    """An allowance open, closed with its row not yet gone, or wanted."""
     return bool(_open or _closed or _wanted)
 
 

@@ -38,21 +38,27 @@ RETRY_AT_MOST_SECONDS = 5.0
 _settling = SyncThread("fleet-model-settle")
 
 
-def _settle_batch(batch: list[Ended]) -> list[Ended]:
-    """The calls the database was away for. As a request would: a connection that broke or grew
-    old is replaced before and after; and once more in between, for the calls the database was
-    away for (a restart drops every connection: a new one usually works straight away). Then
-    the allowances' rounds."""
+def _as_a_request(work, *args):
+    """`work(*args)` in the settling thread with its connection handled as a request handles
+    Django's: one that broke (its error seen by earlier work) or grew old is replaced before and
+    after."""
     close_old_connections()
     try:
-        left = settle(batch)
-        if left:
-            close_old_connections()
-            left = settle(left)
-        _tend()
-        return left
+        return work(*args)
     finally:
         close_old_connections()
+
+
+def _settle_batch(batch: list[Ended]) -> list[Ended]:
+    """The calls the database was away for, tried once more in between on a new connection (a
+    restart drops every connection: a new one usually works straight away). Then the
+    allowances' rounds."""
+    left = settle(batch)
+    if left:
+        close_old_connections()
+        left = settle(left)
+    _tend()
+    return left
 
 
 def _tend(*, closing_all: bool = False) -> None:
@@ -62,14 +68,6 @@ def _tend(*, closing_all: bool = False) -> None:
         allowances.tend(closing_all=closing_all)
     except Exception:
         logger.exception("Tending the model gateway's allowances failed")
-
-
-def _tend_alone() -> None:
-    close_old_connections()
-    try:
-        _tend()
-    finally:
-        close_old_connections()
 
 
 def _still_held(calls: list[Ended]) -> list[Ended]:
@@ -105,9 +103,9 @@ class _Queue:
         MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS)."""
         while True:
             await asyncio.sleep(settings.MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS / 2)
-            if not allowances.any_open():
+            if not allowances.anything_to_tend():
                 return
-            await _settling.run(_tend_alone)
+            await _settling.run(_as_a_request, _tend)
 
     async def drain(self, after: float, *, keep_trying: bool = True) -> None:
         """Settle the queue in batches until it is empty; with `keep_trying`, calls the database
@@ -123,7 +121,7 @@ class _Queue:
                 return
             batch, self.ended = self.ended, []
             try:
-                left = await _settling.run(_settle_batch, batch)
+                left = await _settling.run(_as_a_request, _settle_batch, batch)
             except Exception:
                 logger.exception("Settling %d model calls failed", len(batch))
                 left = []

@@ -31,7 +31,8 @@ from tests.support import wait_until
 
 from .support import route_through_gateway
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db,
+              pytest.mark.skipif(connection.vendor != "postgresql", reason="allowances are granted on PostgreSQL")]
 
 CHAT = ROUTES[("POST", "/chat/completions")]
 BODY = json.dumps({"model": "fleet-fake-1", "messages": [{"role": "user", "content": "hi"}],
@@ -254,7 +255,6 @@ def test_what_is_spent_and_held_never_passes_the_cap(routed, allowance_calls):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="allowances are granted on PostgreSQL")
 def test_the_web_server_admits_against_its_allowance_and_gives_it_back_when_idle(tmp_path, routed, fake_provider):
     """The Procfile's web server, one worker: after a first call, its next calls hold no
     reservation of their own while the provider holds them; their allowance goes back once the
