@@ -519,6 +519,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["fleet.api.permissions.DenyAll"],  # every view declares its access
     "DEFAULT_RENDERER_CLASSES": ["fleet.api.renderers.FastJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["fleet.api.parsers.SafeJSONParser"],  # the one input layer (defect 9)
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "fleet.api.negotiation.JsonFirstNegotiation",
     "EXCEPTION_HANDLER": "fleet.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "fleet.api.schema.FleetAutoSchema",
     "UNAUTHENTICATED_USER": None,

@@ -9,11 +9,12 @@ renderer (orjson) as they are, so a timestamp is written as isoformat() (`+00:00
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Mapping
 
 from rest_framework import serializers
+from rest_framework.fields import SkipField
+from rest_framework.relations import ManyRelatedField, RelatedField
 
 from .fields import IntegerField, NumberField
 
@@ -32,47 +33,50 @@ class SuccessOut(serializers.Serializer):
 
 
 class FlatOutput:
-    """For an output serializer of plain fields on a hot route: its fields are
-    deep-copied once per class, not per answer (DRF rebuilds every field of every serializer
-    instance, about a tenth of GET /api/auth/me), and each instance binds shallow copies of
-    them. A field holds no per-answer state beyond what binding sets on the copy; a nested
-    serializer would (its child stays bound to its first parent), so a class with one keeps
-    DRF's deep copy."""
+    """For an output serializer of plain fields on a hot route: its fields are copied and bound
+    once per class, and every answer is written through them. DRF deep-copies and binds every
+    field again for each serializer instance, which was more than half of the serializer's
+    time in GET /api/agents/:id (23 fields).
 
-    def get_fields(self):
-        cls = type(self)
-        template = cls.__dict__.get("_flat_output_fields")
-        if template is None:
-            template = copy.deepcopy(self._declared_fields)
-            if any(isinstance(field, serializers.BaseSerializer) for field in template.values()):
-                return template  # nested: no sharing
-            cls._flat_output_fields = template
-        return {name: _shallow_copy(field) for name, field in template.items()}
+    An answer reads each attribute through the class's bound field. A SerializerMethodField's
+    method is called on the answering serializer, so it sees that answer's own context. Only a
+    field whose value depends on the attribute alone can be shared this way: a nested
+    serializer or a related field reads its parent's context or state, so a class with one
+    writes its answers as DRF does. `serializer.fields` stays DRF's own, per instance (the
+    schema reads it)."""
+
+    def to_representation(self, instance):
+        plan = _answer_plan(type(self))
+        if plan is None:
+            return super().to_representation(instance)
+        answer = {}
+        for name, field, method in plan:
+            if method is not None:
+                answer[name] = getattr(self, method)(instance)
+                continue
+            try:
+                attribute = field.get_attribute(instance)
+            except SkipField:
+                continue
+            answer[name] = None if attribute is None else field.to_representation(attribute)
+        return answer
 
 
-def _shallow_copy(field):
-    """copy.copy(field) without its generic path (__reduce_ex__, then rebuilding the object from
-    the reduction: a fifth of GET /api/agents/:id's serializer for its 23 fields). What it
-    gives is the same for a field whose state is its __dict__ alone (DRF's fields: no slots, no
-    __copy__ or __setstate__); any other kind of field is copied by copy.copy."""
-    kind = type(field)
-    if not _plain(kind):
-        return copy.copy(field)
-    duplicate = kind.__new__(kind)  # as copy.copy makes it (DRF: Field.__new__)
-    duplicate.__dict__.update(field.__dict__)
-    return duplicate
+# Fields that read their parent's context or state (a request for a link, a nested answer).
+_NOT_SHAREABLE = (serializers.BaseSerializer, RelatedField, ManyRelatedField, serializers.HiddenField)
 
 
 @functools.cache
-def _plain(kind: type) -> bool:
-    """Whether copy.copy would copy an instance of `kind` by its __dict__ alone."""
-    return (
-        not any("__slots__" in vars(klass) for klass in kind.__mro__)
-        and not hasattr(kind, "__copy__")
-        and not hasattr(kind, "__setstate__")
-        and kind.__reduce_ex__ is object.__reduce_ex__
-        and kind.__reduce__ is object.__reduce__
-        and kind.__getstate__ is object.__getstate__
+def _answer_plan(kind: type) -> tuple | None:
+    """(name, bound field, method name of a SerializerMethodField or None) per readable field
+    of `kind`, in order, bound once to an instance of it; None when a field cannot be shared."""
+    fields = kind().fields
+    if any(isinstance(field, _NOT_SHAREABLE) for field in fields.values()):
+        return None
+    return tuple(
+        (name, field, field.method_name if isinstance(field, serializers.SerializerMethodField) else None)
+        for name, field in fields.items()
+        if not field.write_only
     )
 
 
