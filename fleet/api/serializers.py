@@ -71,13 +71,18 @@ def _answer_plan(kind: type) -> tuple | None:
     """(name, bound field, method name of a SerializerMethodField or None) per readable field
     of `kind`, in order, bound once to an instance of it; None when a field cannot be shared."""
     fields = kind().fields
-    if any(isinstance(field, _NOT_SHAREABLE) for field in fields.values()):
+    if any(isinstance(field, _NOT_SHAREABLE) or _method_field_of_its_own(field) for field in fields.values()):
         return None
     return tuple(
-        (name, field, field.method_name if isinstance(field, serializers.SerializerMethodField) else None)
+        (name, field, field.method_name if type(field) is serializers.SerializerMethodField else None)
         for name, field in fields.items()
         if not field.write_only
     )
+
+
+def _method_field_of_its_own(field) -> bool:
+    # A subclass may read its parent differently: only DRF's own is called on the answering serializer.
+    return isinstance(field, serializers.SerializerMethodField) and type(field) is not serializers.SerializerMethodField
 
 
 def valid_part(serializer: serializers.Serializer) -> dict:

@@ -74,6 +74,19 @@ class _Related(FlatOutput, serializers.Serializer):
     link = serializers.HyperlinkedRelatedField(view_name="unused", read_only=True)
 
 
-def test_a_nested_serializer_or_a_related_field_keeps_drfs_path():
+class _OwnMethodField(serializers.SerializerMethodField):
+    pass
+
+
+class _WithOwnMethodField(FlatOutput, serializers.Serializer):
+    shout = _OwnMethodField(method_name="get_shout")
+
+    def get_shout(self, obj) -> str:
+        return self.context["mark"]
+
+
+def test_a_nested_serializer_a_related_field_or_a_method_field_of_its_own_keeps_drfs_path():
     assert _answer_plan(_Nested) is None and _answer_plan(_Related) is None
+    assert _answer_plan(_WithOwnMethodField) is None
+    assert _WithOwnMethodField({}, context={"mark": "#"}).data == {"shout": "#"}
     assert _Nested({"inner": _INSTANCES[0]}, context={"mark": "~"}).data["inner"]["shout"] == "~A"
