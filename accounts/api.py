@@ -201,7 +201,6 @@ class OAuthLoginApi(PublicApiView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         identity = provider_identity(
-            request=request._request,
             provider=data.validated_data["provider"],
             access_token=data.validated_data.get("oauthAccessToken"),
             id_token=data.validated_data.get("oauthIdToken"),

@@ -147,9 +147,11 @@ def _google_identity(backend: FleetGoogleOAuth2, access_token: str | None, id_to
     )
 
 
-def provider_identity(*, request, provider: str, access_token: str | None, id_token: str | None) -> ProviderIdentity:
+def provider_identity(*, provider: str, access_token: str | None, id_token: str | None) -> ProviderIdentity:
     """Verify a provider token with the provider; raise 401, 403 or 502 when that fails."""
-    strategy = load_strategy(request)
+    # No request: verifying a token reads nothing of it, and an /api request has no Django
+    # session for social-auth to keep state in (fleet.api.console_middleware).
+    strategy = load_strategy()
     try:
         if provider == GITHUB:
             if not access_token:

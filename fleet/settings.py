@@ -104,12 +104,14 @@ MIDDLEWARE = [
     "fleet.api.gzip.GZipMiddleware",  # Django's, at a cheaper compression level
     "fleet.api.middleware.ApiErrorMiddleware",
     "fleet.api.middleware.ProxyHeaderWarningMiddleware",  # NUM_PROXIES=0 behind a proxy (README)
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, CSRF, authentication and messages: Django's, skipped by /api requests, which use
+    # none of them (fleet.api.console_middleware).
+    "fleet.api.console_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "fleet.api.console_middleware.CsrfViewMiddleware",
+    "fleet.api.console_middleware.AuthenticationMiddleware",
     "fleet.actors.ActorMiddleware",  # after authentication: events a request emits name its user
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "fleet.api.console_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, inside the messages: each console POST beyond add/change/delete is one transaction with its
     # audit row (docs/audit.md).
