@@ -1,6 +1,6 @@
 """The vocabulary the tests of every app share: who is who (Tenancy), calling the API as
 them (client_for), the clock (frozen_clock), racing threads (run_in_threads, in_thread),
-real services (need_service) and waiting (wait_until)."""
+real services (need_service), waiting (wait_until) and the URLconf's routes (url_patterns)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 import pytest
 import time_machine
 from django.db import connections
+from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -240,3 +241,13 @@ def inline_management_forms(page: str) -> dict[str, str]:
     """The management fields of every inline formset on an admin page, as a browser posts them
     back (a change page's POST needs them for each inline, whichever app added it)."""
     return dict(_MANAGEMENT_INPUT.findall(page))
+
+
+def url_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    """(route, pattern) of every view of the URLconf (or of `resolver`), includes walked through."""
+    for entry in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from url_patterns(entry, route)
+        elif isinstance(entry, URLPattern):
+            yield route, entry

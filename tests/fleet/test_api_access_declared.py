@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from fleet.api.permissions import IsAuthenticated
 from fleet.api.views import ApiView
+from tests.support import url_patterns
 
 # The OpenAPI document and its browser: drf-spectacular's own views, public by its settings.
 THIRD_PARTY = (SpectacularAPIView, SpectacularSwaggerView)
 
 
-def _views(resolver: URLResolver, prefix: str = ""):
-    for entry in resolver.url_patterns:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            yield from _views(entry, route)
-        elif isinstance(entry, URLPattern):
-            yield route, getattr(entry.callback, "view_class", None)
-
-
 def test_every_api_view_declares_its_access_per_method():
-    drf_views = [(route, cls) for route, cls in _views(get_resolver()) if route.startswith("api/") and cls]
+    drf_views = [(route, getattr(pattern.callback, "view_class", None)) for route, pattern in url_patterns()]
+    drf_views = [(route, cls) for route, cls in drf_views if route.startswith("api/") and cls]
     assert drf_views, "the URLconf lists no API view"
     for route, view_class in drf_views:
         if issubclass(view_class, THIRD_PARTY):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.core import checks
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from fleet.api import console_middleware
 from tests.factories.accounts import AdminFactory
+from tests.support import url_patterns
 
 CHAIN = (console_middleware.SessionMiddleware, console_middleware.CsrfViewMiddleware,
          console_middleware.AuthenticationMiddleware, console_middleware.MessageMiddleware)
@@ -38,17 +38,8 @@ def test_an_api_request_skips_them_and_a_console_request_gets_them_all(db):
     assert _through_the_chain("/apiary") == {"session": True, "user": True, "messages": True, "csrf": True}
 
 
-def _callbacks(resolver, prefix=""):
-    for entry in resolver.url_patterns:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            yield from _callbacks(entry, route)
-        elif isinstance(entry, URLPattern):
-            yield route, entry.callback
-
-
 def test_every_api_view_is_exempt_from_csrf():
-    api = [(route, callback) for route, callback in _callbacks(get_resolver()) if route.startswith("api")]
+    api = [(route, pattern.callback) for route, pattern in url_patterns() if route.startswith("api")]
     assert len(api) > 50
     assert [route for route, callback in api if not getattr(callback, "csrf_exempt", False)] == []
 

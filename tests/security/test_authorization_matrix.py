@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import pytest
 from django.core.cache import cache
 from django.db import transaction
-from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -39,7 +38,7 @@ from tests.factories.agents import make_budget
 from tests.factories.alerts import make_rule
 from tests.factories.targets import make_cluster
 from tests.factories.workspaces import make_api_key, make_member
-from tests.support import Tenancy, client_for
+from tests.support import Tenancy, client_for, url_patterns
 from workspaces.models import ApiKey, Invitation, Membership
 from workspaces.roles import Role
 from workspaces.services import invitation_create, membership_remove
@@ -484,16 +483,12 @@ def matrix_remote_host(world: World, *, personal: bool):
 
 def api_routes() -> list[tuple[str, str, type[ApiView]]]:
     """(name, route, view class) of every ApiView under /api/ in the URLconf."""
-    def walk(resolver, prefix=""):
-        for entry in resolver.url_patterns:
-            route = prefix + str(entry.pattern)
-            if isinstance(entry, URLResolver):
-                yield from walk(entry, route)
-            elif isinstance(entry, URLPattern):
-                view = getattr(entry.callback, "view_class", None)
-                if route.startswith("api/") and view and issubclass(view, ApiView):
-                    yield entry.name, route, view
-    return list(walk(get_resolver()))
+    routes = []
+    for route, pattern in url_patterns():
+        view = getattr(pattern.callback, "view_class", None)
+        if route.startswith("api/") and view and issubclass(view, ApiView):
+            routes.append((pattern.name, route, view))
+    return routes
 
 
 def cells() -> list[tuple[str, str]]:
