@@ -31,6 +31,38 @@ def children_of(pid: int) -> list[int]:
     return tree
 
 
+def listening_process(port: int) -> int | None:
+    """The process serving TCP `port` (IPv4 or IPv6); None when nothing listens there. Workers
+    that inherit the listening socket from their master lead to the master; workers that each
+    open their own (SO_REUSEPORT, as granian's do) lead to their common parent when there are
+    two or more of them. A single worker under a master is found alone: name the master then."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    holders = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            descriptors = os.listdir(f"/proc/{entry}/fd")
+            if any(os.readlink(f"/proc/{entry}/fd/{fd}") in inodes for fd in descriptors):
+                holders[int(entry)] = int(_stat_fields(int(entry))[1])
+        except OSError:
+            continue
+    eldest = {pid: parent for pid, parent in holders.items() if parent not in holders}
+    parents = set(eldest.values())
+    if len(eldest) > 1 and len(parents) == 1:
+        return parents.pop()
+    return min(eldest) if eldest else None
+
+
 def cpu_seconds(pids: list[int]) -> dict[int, float]:
     """User plus system CPU of each of these processes (threads included), in seconds."""
     seconds = {}

@@ -9,6 +9,12 @@ and after on the same machine and database) is started once; then BENCH_ROUNDS r
 scenario on every server in turn, BENCH_SECONDS each (default 5), so a burst of other work on
 a shared machine weighs on every server alike; each figure is the median of the rounds.
 
+Another control plane of the same interface (the reference) runs beside them as
+"running:<port>": started by hand on this machine with its own 1,050 agents, called with its
+own caller (BENCH_RUNNING_TOKEN, BENCH_RUNNING_AGENT; bench/_servers.py RunningServer). Its
+in-process figures are not Fleet's to read, nor its database's CPU unless
+BENCH_RUNNING_DATABASE names it; docs/performance.md says how to run it.
+
 Per scenario: requests/s and p50 latency (wrk), CPU per request of the web server's processes
 and of the PostgreSQL backends serving this database (from /proc; other databases' work is
 not counted), the machine's busy share while it ran. In-process (Django test client, DEBUG
@@ -32,7 +38,7 @@ import time
 
 from bench import _procfs as procfs
 from bench import report
-from bench._servers import Server
+from bench._servers import RunningServer, Server, server_named
 
 SERVERS = [s for s in os.environ.get("BENCH_SERVERS", "granian,gunicorn").split(",") if s]
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 3))
@@ -59,16 +65,18 @@ def _wrk(url: str, clients: int, headers: dict[str, str]) -> dict:
     }
 
 
-def _run(server: Server, database: str, path: str, clients: int, headers: dict[str, str]) -> dict:
+def _run(server: Server | RunningServer, database: str | None, path: str, clients: int,
+         headers: dict[str, str]) -> dict:
     web_pids = server.pids()
     web_before = procfs.cpu_seconds(web_pids)
-    pg_before = procfs.cpu_seconds(procfs.postgres_backends(database))
+    pg_before = procfs.cpu_seconds(procfs.postgres_backends(database)) if database else {}
     machine_before = procfs.cpu_totals()
     result = _wrk(server.url(path), clients, headers)
     web_spent = procfs.cpu_spent(web_before, procfs.cpu_seconds(web_pids))
-    pg_spent = procfs.cpu_spent(pg_before, procfs.cpu_seconds(procfs.postgres_backends(database)))
     result["web_cpu_ms"] = web_spent * 1000 / result["requests"]
-    result["pg_cpu_ms"] = pg_spent * 1000 / result["requests"]
+    if database:
+        pg_spent = procfs.cpu_spent(pg_before, procfs.cpu_seconds(procfs.postgres_backends(database)))
+        result["pg_cpu_ms"] = pg_spent * 1000 / result["requests"]
     result["machine_busy"] = procfs.busy_share(machine_before, procfs.cpu_totals())
     return result
 
@@ -135,6 +143,35 @@ def _cold_list(headers: dict[str, str]) -> None:
            queries=statistics.median(queries), db_ms_per_request=statistics.median(dbs) * 1000)
 
 
+def _scenarios(server: Server | RunningServer, bearer: dict[str, str], detail: str) -> dict[str, tuple]:
+    """{title: (path, clients, headers)} of each scenario, with the server's own caller and agent."""
+    scenarios = {
+        "GET /api/agents, c=1": ("/api/agents", 1, bearer),
+        "GET /api/agents, c=8": ("/api/agents", 8, bearer),
+        "GET /api/agents gzip, c=8": ("/api/agents", 8, {**bearer, "Accept-Encoding": "gzip"}),
+        "GET /api/agents/:id (stopped), c=8": (detail, 8, bearer),
+        "GET /api/auth/me, c=8": ("/api/auth/me", 8, bearer),
+    }
+    etag = server.get("/api/agents", bearer).getheader("ETag")
+    if etag:
+        scenarios["GET /api/agents If-None-Match (304), c=8"] = ("/api/agents", 8, {**bearer, "If-None-Match": etag})
+    else:
+        report(f"{server.name}: GET /api/agents carries no ETag: no 304 scenario")
+    return scenarios
+
+
+def _figures(runs: list[dict]) -> dict:
+    figures = {
+        "requests_per_s": statistics.median(r["per_second"] for r in runs),
+        "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+        "web_cpu_ms_per_request": statistics.median(r["web_cpu_ms"] for r in runs),
+    }
+    if "pg_cpu_ms" in runs[0]:
+        figures["pg_cpu_ms_per_request"] = statistics.median(r["pg_cpu_ms"] for r in runs)
+    figures["machine_busy"] = f"{statistics.median(r['machine_busy'] for r in runs):.0%}"
+    return figures
+
+
 def main() -> None:
     from django.db import connection
 
@@ -150,51 +187,48 @@ def main() -> None:
            load_average_before=procfs.load(),
            servers=",".join(SERVERS), rounds=ROUNDS, seconds_per_run=SECONDS)
 
-    servers = {}
+    servers: dict[str, Server | RunningServer] = {}
+    callers: dict[str, tuple[dict[str, str], str, str | None]] = {}  # bearer, detail path, database
     try:
         for name in SERVERS:
-            servers[name] = Server(name)
+            servers[name] = server = server_named(name)
+            if isinstance(server, RunningServer):
+                callers[name] = (server.bearer, f"/api/agents/{server.agent_id}", server.database)
+            else:
+                callers[name] = (bearer, f"/api/agents/{stopped.pk}", database)
+            own_bearer, detail, _ = callers[name]
             for _ in range(10):  # every worker imports its code and opens its connection
-                for path in ("/api/auth/me", f"/api/agents/{stopped.pk}", "/api/agents"):
-                    servers[name].get(path, bearer)
-            rss, pss = procfs.memory_mb(servers[name].pids())
-            report(f"{name}: memory idle (after warm-up)", processes=len(servers[name].pids()), rss_mb=rss, pss_mb=pss)
+                for path in ("/api/auth/me", detail, "/api/agents"):
+                    server.get(path, own_bearer)
+            rss, pss = procfs.memory_mb(server.pids())
+            report(f"{name}: memory idle (after warm-up)", processes=len(server.pids()), rss_mb=rss, pss_mb=pss)
 
-        first = next(iter(servers.values())).get("/api/agents", bearer)
-        etag = first.getheader("ETag")
-        scenarios = [
-            ("GET /api/agents, c=1", "/api/agents", 1, bearer),
-            ("GET /api/agents, c=8", "/api/agents", 8, bearer),
-            ("GET /api/agents gzip, c=8", "/api/agents", 8, {**bearer, "Accept-Encoding": "gzip"}),
-            ("GET /api/agents/:id (stopped), c=8", f"/api/agents/{stopped.pk}", 8, bearer),
-            ("GET /api/auth/me, c=8", "/api/auth/me", 8, bearer),
-        ]
-        if etag:
-            scenarios.append(("GET /api/agents If-None-Match (304), c=8", "/api/agents", 8,
-                              {**bearer, "If-None-Match": etag}))
-        else:
-            report("GET /api/agents carries no ETag: no 304 scenario")
-
+        scenarios = {name: _scenarios(server, *callers[name][:2]) for name, server in servers.items()}
+        titles = list(dict.fromkeys(title for each in scenarios.values() for title in each))
         results: dict[tuple[str, str], list[dict]] = {}
         for _round in range(ROUNDS):
-            for title, path, clients, headers in scenarios:
+            for title in titles:
                 for name, server in servers.items():
-                    results.setdefault((title, name), []).append(_run(server, database, path, clients, headers))
+                    if title in scenarios[name]:
+                        path, clients, headers = scenarios[name][title]
+                        results.setdefault((title, name), []).append(
+                            _run(server, callers[name][2], path, clients, headers))
             for name, server in servers.items():
                 rss, pss = procfs.memory_mb(server.pids())
                 results.setdefault(("memory", name), []).append({"rss_mb": rss, "pss_mb": pss})
 
-        for title, path, _clients, headers in scenarios:
-            in_process = _in_process(path, headers)
-            for name in servers:
-                runs = results[title, name]
-                report(f"{title} [{name}]",
-                       requests_per_s=statistics.median(r["per_second"] for r in runs),
-                       p50_ms=statistics.median(r["p50_ms"] for r in runs),
-                       web_cpu_ms_per_request=statistics.median(r["web_cpu_ms"] for r in runs),
-                       pg_cpu_ms_per_request=statistics.median(r["pg_cpu_ms"] for r in runs),
-                       machine_busy=f"{statistics.median(r['machine_busy'] for r in runs):.0%}",
-                       queries=in_process["queries"], db_ms_per_request=in_process["db_ms"])
+        fleet = next((name for name, server in servers.items() if not isinstance(server, RunningServer)), None)
+        for title in titles:
+            in_process = {}  # queries and database time, read from Fleet's own code in this process
+            if fleet and title in scenarios[fleet]:
+                path, _clients, headers = scenarios[fleet][title]
+                in_process = _in_process(path, headers)
+            for name, server in servers.items():
+                if (title, name) in results:
+                    figures = _figures(results[title, name])
+                    if in_process and not isinstance(server, RunningServer):
+                        figures.update(queries=in_process["queries"], db_ms_per_request=in_process["db_ms"])
+                    report(f"{title} [{name}]", **figures)
         _cold_list(bearer)
         for name in servers:
             runs = results["memory", name]
