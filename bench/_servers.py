@@ -119,7 +119,6 @@ class Server(_Http):
         shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
 
-
 class RunningServer(_Http):
     """A server this bench neither starts nor stops, serving the same interface on 127.0.0.1:
     "running:<port>" in BENCH_SERVERS. Its processes are the one serving the port and its
