@@ -72,6 +72,7 @@ PORT_VARIABLE = {name: family.port_variable for name, family in FAMILIES.items()
 STOP_TIMEOUT = 10  # seconds a runtime gets to exit on TERM before the engine kills it
 CREATE_ATTEMPTS = 5  # port races lost before giving up
 TWIN_WAIT = 5  # seconds to wait for a concurrent run of the same job to start its container
+PORT_RACE_WAIT = 5  # seconds an earlier container waits for a later one on its port to keep it or back off
 MB = 1024 * 1024
 ONE_SHOT_API = "1.41"  # the first engine API with stats?one-shot=true
 FIRST_READ_WINDOW = docker_stats.FIRST_READ_WINDOW
@@ -514,8 +515,12 @@ class DockerBackend(DockerStateFiles, DockerLogs):
         return options
 
     def _lost_port_race(self, client: docker.DockerClient, container: Container, port: int) -> bool:
-        """Whether an earlier-created fleet container holds the same port. The engine orders
-        creations, so of any two clashing deploys exactly the later one backs off."""
+        """Whether another fleet container keeps the same port. The engine orders creations: of
+        two clashing deploys the later one backs off when it sees the earlier. It may not see
+        it: the engine stamps a creation's time before the container shows in its lists, so the
+        later one can look while the earlier is still being created, find nobody and keep the
+        port. The earlier one, seeing a later rival, therefore waits for it to back off (it is
+        removed) or to keep the port (it is started), and backs off itself in the second case."""
         rivals = [
             summary["Id"]
             for summary in client.api.containers(all=True, filters={"label": f"{PORT_LABEL}={port}"})
@@ -529,7 +534,25 @@ class DockerBackend(DockerStateFiles, DockerLogs):
                 continue  # a rival that backed off already
             if (docker_stats.docker_time_ns(rival["Created"]), rival["Id"]) < mine:
                 return True
+            if self._later_rival_keeps(client, rival_id):
+                return True
         return False
+
+    @staticmethod
+    def _later_rival_keeps(client: docker.DockerClient, rival_id: str) -> bool:
+        """Whether a container created after this one keeps the port: it leaves the `created`
+        state (started); it is gone when it backed off. Waiting only ever goes from an earlier
+        container to a later one, so two deploys never wait for each other. Past PORT_RACE_WAIT
+        the rival is taken to keep it: backing off is always safe (the caller tries a new port)."""
+        deadline = time.monotonic() + PORT_RACE_WAIT
+        while True:
+            try:
+                state = client.api.inspect_container(rival_id)["State"]
+            except docker_errors.NotFound:
+                return False
+            if state.get("Status") != "created" or time.monotonic() >= deadline:
+                return True
+            time.sleep(0.05)
 
 
 def container_exec(api, container_id: str, argv: Sequence[str], *, timeout: float, max_output: int,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from functools import partial
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from agents.backends.docker import DockerBackend
 from agents.backends.ports import NoFreePort
 from tests.agents.backends.support import FakeAgent, answers_health, spec_for
-from tests.support import run_in_threads, wait_until
+from tests.support import in_thread, run_in_threads, wait_until
 
 pytestmark = pytest.mark.usefixtures("docker_settings")
 
@@ -48,6 +49,33 @@ def test_concurrent_creates_that_pick_the_same_port_back_off_until_each_has_its_
     assert len([c for c in managed if c.labels["fleet.agent_id"] in ids]) == 3  # the losers' containers are gone
     for placement in placements:
         wait_until(lambda placement=placement: answers_health(placement.host_port))
+
+
+def test_an_earlier_container_backs_off_for_a_later_one_that_kept_the_port(docker_engine):
+    # The race the engine allows: the later deploy looked while the earlier one was still being
+    # created, saw nobody on the port and started. The earlier one must not keep it too.
+    backend, port = DockerBackend(), 19984
+    earlier_agent, later_agent = FakeAgent(), FakeAgent()
+    earlier = backend._create_container(docker_engine, spec_for(earlier_agent), port)
+    later = backend._create_container(docker_engine, spec_for(later_agent), port)
+    try:
+        later.start()  # it kept the port
+        assert backend._lost_port_race(docker_engine, earlier, port)
+    finally:
+        earlier.remove(force=True)
+        later.remove(force=True)
+
+
+def test_an_earlier_container_keeps_the_port_once_the_later_one_backs_off(docker_engine):
+    backend, port = DockerBackend(), 19983
+    earlier = backend._create_container(docker_engine, spec_for(FakeAgent()), port)
+    later = backend._create_container(docker_engine, spec_for(FakeAgent()), port)
+    try:
+        backing_off = in_thread(lambda: (time.sleep(0.5), later.remove(force=True)))
+        assert not backend._lost_port_race(docker_engine, earlier, port)  # waited for it, then kept
+        backing_off.result()
+    finally:
+        earlier.remove(force=True)
 
 
 def test_a_stopped_agents_port_stays_reserved_for_it(settings):
