@@ -24,10 +24,18 @@ file before it locks it, so a second process declaring a queue at that moment (m
 four workers at once) reads the empty file, fails to parse it ("Unrecoverable error:
 JSONDecodeError"), and its worker exits. The bind below creates, locks, reads and rewrites the
 file in one locked step, an empty file being an empty table
-(tests/fleet/test_kombu_filesystem_bind.py).
+(tests/fleet/test_kombu_filesystem_bind.py). A message has the same race: kombu creates its
+file under the name workers look for, then locks it and writes it, and a worker that moves the
+file away in between reads it empty (the same exit, and the message is lost). The put below
+writes it under a name no worker reads and renames it into place whole.
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
 
 from kombu.transport import filesystem as kombu_filesystem
 from kombu.transport import redis as kombu_redis
@@ -90,7 +98,24 @@ def _table_or_empty(self, exchange):
     return [kombu_filesystem.exchange_queue_t(*q) for q in (loads(bytes_to_str(raw)) if raw.strip() else [])]
 
 
+def _put_whole(self, queue, payload, **kwargs):
+    """kombu's put, the file renamed into place once written (a rename within a folder is
+    atomic): a worker never finds it empty. Its name is kombu's own."""
+    name = f"{round(time.monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
+    final = os.path.join(self.data_folder_out, name)
+    partial = os.path.join(self.data_folder_out, f".{name}.part")  # no queue's name: never read
+    try:
+        with open(partial, "wb", buffering=0) as f_obj:
+            f_obj.write(str_to_bytes(dumps(payload)))
+        os.replace(partial, final)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise kombu_filesystem.ChannelError(f"Cannot add file {final!r} to directory") from exc
+
+
 def kombu_filesystem_patch() -> None:
-    """Install the locked bind and the tolerant table read once (idempotent)."""
+    """Install the locked bind, the tolerant table read and the whole put once (idempotent)."""
     kombu_filesystem.Channel._queue_bind = _queue_bind_locked
     kombu_filesystem.Channel.get_table = _table_or_empty
+    kombu_filesystem.Channel._put = _put_whole
