@@ -16,16 +16,17 @@ An allowance admits for MODEL_GATEWAY_ALLOWANCE_SECONDS at most; its row lapses
 MODEL_GATEWAY_RESERVATION_SECONDS after that, so each call admitted against it is held as long
 as a call reserved on its own. It is closed sooner when its agent's budgets change (the
 caller's read shows their latest change: a new cap is never run past), when it runs low (fewer
-than two calls left), when it stood unused for MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS, or when a call of its
-agent is refused a reservation of its own (the room it held for calls to come goes back first,
-and that call is tried again). One closed while its agent's calls keep coming (low, or past its
-time) is followed by another. A closed allowance's row is cut down to its calls in flight and
-goes with the last of them.
+than two calls left), when it stood unused for MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS, or when a
+call of its agent is refused a reservation of its own (the room it held for calls to come goes
+back first, and that call is tried again). One closed while its agent's calls keep coming (low,
+or past its time) is followed by another. A closed allowance's row is cut down to its calls in
+flight and goes with the last of them.
 
 Granting, closing and cutting down run in the settling thread (settle.py), never on a call's
 path. What an allowance costs: near a cap, another web process's call can be refused while this
-one holds room it has not used, for at most MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS after this process's last
-call of that agent; the room so held is at most half of what was left when it was granted.
+one holds room it has not used, for at most MODEL_GATEWAY_ALLOWANCE_IDLE_SECONDS after this
+process's last call of that agent; the room so held is at most half of what was left when it
+was granted.
 """
 
 from __future__ import annotations
